@@ -1,0 +1,30 @@
+# Shared shell helpers; source from scripts/*.sh. Paths are relative to the project root.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="$ROOT/.cache"
+mkdir -p "$CACHE"
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# Temurin 25 for every JVM build and tool (Debian's JDK 17 is on PATH, too old for http4k 6 / Helidon 4).
+java_home() {
+  local jh
+  jh=$(ls -d /usr/lib/jvm/*temurin*25* 2>/dev/null | sort -V | tail -1 || true)
+  [ -n "$jh" ] && [ -x "$jh/bin/javac" ] || die "Temurin 25 JDK missing in /usr/lib/jvm"
+  echo "$jh"
+}
+
+# fetch URL DEST SHA256 — download once, verify the checksum every time.
+fetch() {
+  local url=$1 dest=$2 sum=$3
+  if [ ! -f "$dest" ] || ! echo "$sum  $dest" | sha256sum -c --status -; then
+    mkdir -p "$(dirname "$dest")"
+    log "fetching $url"
+    curl -fsSL --retry 3 -o "$dest.part" "$url"
+    echo "$sum  $dest.part" | sha256sum -c --status - || die "checksum mismatch for $url"
+    mv "$dest.part" "$dest"
+  fi
+}
+
+MAVEN_CENTRAL=https://repo1.maven.org/maven2
