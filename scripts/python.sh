@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs Python from the project venv (.cache/venv), creating or updating it from the pinned
+# conformance/requirements.txt when that file changes.
+source "$(dirname "$0")/lib.sh"
+VENV="$CACHE/venv"
+REQ="$ROOT/conformance/requirements.txt"
+STAMP="$VENV/.requirements.sha256"
+want=$(sha256sum "$REQ" | cut -d' ' -f1)
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
+  log "installing Python packages into $VENV"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q -r "$REQ"
+  echo "$want" > "$STAMP"
+fi
+exec "$VENV/bin/python" "$@"
