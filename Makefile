@@ -1,0 +1,38 @@
+# cityref — one entry point. Every target is a thin wrapper over scripts/.
+.PHONY: help up down test spec lint generate es es-stop es-reset data-bench
+.DEFAULT_GOAL := help
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+up:  ## Elasticsearch + fixture + every implemented service, printing URLs and a sample request
+	@scripts/up.sh
+
+down:  ## stop the services and Elasticsearch
+	@scripts/down.sh
+
+test:  ## spec lint, unit tests of every service, full conformance of every service
+	@scripts/test.sh
+
+spec:  ## regenerate spec/openapi.json from spec/openapi.yaml
+	@scripts/python.sh scripts/spec_json.py
+
+lint:  ## lint the spec only
+	@scripts/lint-spec.sh
+
+generate:  ## regenerate every service's models from the spec
+	@for d in services/*/; do $(MAKE) -C $$d generate || exit 1; done
+
+es:  ## start Elasticsearch and load the fixture
+	@scripts/es.sh up
+
+es-stop:  ## stop Elasticsearch
+	@scripts/es.sh stop
+
+es-reset:  ## stop Elasticsearch and delete its data
+	@scripts/es.sh reset
+
+data-bench:  ## load the benchmark dataset (CITIES=100000 REGIONS=1000 SEED=2020)
+	@scripts/es.sh start
+	@scripts/python.sh data/load.py --es-url $$(scripts/es.sh url) bench \
+	  --cities $(or $(CITIES),100000) --regions $(or $(REGIONS),1000) --seed $(or $(SEED),2020)

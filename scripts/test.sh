@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `make test`: spec lint, the suite's self-tests, every service's unit tests, then the full
+# conformance suite against every implementation in services/*/cityref.yaml (built and started by
+# the suite against the Elasticsearch fixture). Runs every stage, prints a timing table, and exits
+# non-zero if any stage failed. JUnit XML lands in results/.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+mkdir -p results
+declare -a NAMES=() TIMES=() STATUS=()
+failed=0
+stage() {
+  local name=$1; shift
+  log "=== $name"
+  local t0=$SECONDS rc=0
+  "$@" || rc=$?
+  NAMES+=("$name"); TIMES+=("$((SECONDS - t0))"); STATUS+=("$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")")
+  [ $rc = 0 ] || failed=1
+}
+
+stage "spec lint" scripts/lint-spec.sh
+stage "conformance self-tests" scripts/python.sh -m pytest -q conformance/tests_self
+services=$(scripts/python.sh scripts/services.py list)
+for svc in $services; do
+  stage "unit tests: $svc" make -C "services/$svc" test
+done
+stage "elasticsearch + fixture" scripts/es.sh up
+for svc in $services; do
+  stage "conformance: $svc" scripts/python.sh -m conformance --service "$svc" \
+    --es-url "$(scripts/es.sh url)" --junit "results/conformance-$svc.xml"
+done
+
+echo
+printf '%-40s %8s  %s\n' "stage" "seconds" "result"
+for i in "${!NAMES[@]}"; do printf '%-40s %8s  %s\n' "${NAMES[$i]}" "${TIMES[$i]}" "${STATUS[$i]}"; done
+exit $failed
