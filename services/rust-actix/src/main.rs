@@ -1,1 +1,426 @@
-fn main(){}
+//! cityref city service on actix-web: startup, routing and shutdown.
+//! The contract is `spec/openapi.yaml`; see README.md for the design.
+
+mod config;
+mod errors;
+mod handler;
+mod models;
+mod repository;
+mod target_limit;
+mod telemetry;
+
+use std::num::NonZero;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use actix_http::HttpService;
+use actix_http::error::DispatchError;
+use actix_service::{ServiceFactoryExt, map_config};
+use actix_web::body::MessageBody;
+use actix_web::dev::{AppConfig, Server, ServiceFactory, ServiceRequest, ServiceResponse, fn_service};
+use actix_web::middleware::from_fn;
+use actix_web::rt::net::TcpStream;
+use actix_web::{App, FromRequest, Handler, Resource, Responder, guard, web};
+use log::{error, info};
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+use crate::config::{Config, redact};
+use crate::repository::{RegionCache, Repository};
+use crate::target_limit::TargetLimit;
+
+const CITY: &str = "/city/v1/get";
+const HEALTH: &str = "/health";
+const API_DOCS: &str = "/api-docs";
+const METRICS: &str = "/metrics";
+/// Every listed path; they match exactly and are their own route templates.
+pub const ROUTES: [&str; 4] = [CITY, HEALTH, API_DOCS, METRICS];
+
+/// The startup check gives up after this, whatever `ELASTICSEARCH_TIMEOUT_MS` says, so a
+/// failing start ends well within 15 s.
+const STARTUP_CHECK_LIMIT: Duration = Duration::from_secs(10);
+/// In-flight requests get this long after SIGTERM/SIGINT (the contract allows 15 s in all).
+const SHUTDOWN_TIMEOUT_SECS: u64 = 10;
+
+#[actix_web::main]
+async fn main() -> ExitCode {
+    telemetry::init_logging();
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(e) => {
+            error!(variable = e.variable; "{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    log::set_max_level(config.log_level);
+
+    let url = redact(&config.elasticsearch_url);
+    let new_repository = {
+        let (es_url, timeout, regions) = (
+            config.elasticsearch_url.clone(),
+            config.elasticsearch_timeout,
+            RegionCache::default(),
+        );
+        move || Repository::new(&es_url, timeout, regions.clone())
+    };
+    let repository = match new_repository() {
+        Ok(repository) => repository,
+        Err(e) => {
+            error!(url = url.as_str(); "cannot create an Elasticsearch client for {url}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let limit = config.elasticsearch_timeout.min(STARTUP_CHECK_LIMIT);
+    match tokio::time::timeout(limit, repository.check_health()).await {
+        Ok(Ok(())) => info!(url = url.as_str(); "Elasticsearch at {url} is reachable"),
+        Ok(Err(reason)) => {
+            error!(url = url.as_str(); "Elasticsearch at {url} is not reachable: {reason}");
+            return ExitCode::FAILURE;
+        }
+        Err(_) => {
+            error!(url = url.as_str(); "Elasticsearch at {url} did not answer within {} ms", limit.as_millis());
+            return ExitCode::FAILURE;
+        }
+    }
+
+    // Registered before serving, so an early signal never meets the default (fatal) action.
+    let (Ok(terminate), Ok(interrupt)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        error!("cannot install the SIGTERM/SIGINT handlers");
+        return ExitCode::FAILURE;
+    };
+    // std honours the cgroup (v1 and v2) CPU quota: 1 worker under a 1-CPU quota.
+    let workers = std::thread::available_parallelism().map_or(1, NonZero::get);
+    // actix-web's HttpServer, but with each connection wrapped in `TargetLimit`.
+    let server = Server::build()
+        .workers(workers)
+        .shutdown_signal(stop_signal(terminate, interrupt)) // graceful; replaces actix's handlers
+        .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
+        .bind("cityref", ("0.0.0.0", config.port), move || {
+            // Each worker gets its own client (connection pool) on its own runtime; the region
+            // cache is shared. Creating a client succeeded once above, so it cannot fail here.
+            http_service(new_repository().expect("Elasticsearch client"))
+        });
+    let server = match server {
+        Ok(server) => server.run(),
+        Err(e) => {
+            error!(port = config.port; "cannot listen on port {}: {e}", config.port);
+            return ExitCode::FAILURE;
+        }
+    };
+    info!(port = config.port, workers = workers; "listening on port {}", config.port);
+    match server.await {
+        Ok(()) => {
+            info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            error!("server failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One worker's HTTP/1.1 service: connection → [`TargetLimit`] → actix-http → the app.
+fn http_service(
+    repository: Repository,
+) -> impl ServiceFactory<TcpStream, Config = (), Response = (), Error = DispatchError, InitError = ()> {
+    fn_service(|io: TcpStream| async move {
+        let peer = io.peer_addr().ok();
+        Ok((TargetLimit::new(io), peer))
+    })
+    .and_then(
+        HttpService::build()
+            .client_disconnect_timeout(Duration::from_secs(1)) // as actix-web's HttpServer
+            .h1(map_config(app(repository), |_| AppConfig::default())),
+    )
+}
+
+/// The application: routes, then (outermost first) telemetry and the request-target limit.
+fn app(
+    repository: Repository,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(web::Data::new(repository))
+        .configure(routes)
+        .wrap(from_fn(handler::limit_request_target))
+        .wrap(from_fn(telemetry::observe))
+}
+
+/// Resolves on SIGTERM or SIGINT: the server then stops accepting, lets in-flight requests
+/// finish (up to `SHUTDOWN_TIMEOUT_SECS`), and `main` returns 0. (actix's own handlers would
+/// stop at once on SIGINT.)
+async fn stop_signal(mut terminate: Signal, mut interrupt: Signal) {
+    let name = tokio::select! {
+        _ = terminate.recv() => "SIGTERM",
+        _ = interrupt.recv() => "SIGINT",
+    };
+    info!(signal = name; "{name} received; stopping gracefully");
+}
+
+/// The contract's paths; anything else is a JSON 404, whatever the method.
+fn routes(config: &mut web::ServiceConfig) {
+    config
+        .service(endpoint(CITY, handler::get_city))
+        .service(endpoint(HEALTH, handler::health))
+        .service(endpoint(API_DOCS, handler::api_docs))
+        .service(endpoint(METRICS, handler::metrics))
+        .default_service(web::to(handler::not_found));
+}
+
+/// A listed path: GET and HEAD go to `handler` (actix answers HEAD without the body but with
+/// its Content-Length), other methods get the JSON 405.
+fn endpoint<F, Args>(path: &'static str, handler: F) -> Resource
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    web::resource(path)
+        // actix matches a percent-decoded path (`/h%65alth` would be `/health`); the contract
+        // wants the path exactly as sent.
+        .guard(guard::fn_guard(move |ctx| ctx.head().uri.path() == path))
+        .route(
+            web::route()
+                .guard(guard::Any(guard::Get()).or(guard::Head()))
+                .to(handler),
+        )
+        .default_service(web::to(handler::method_not_allowed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::{Method, StatusCode, header};
+    use actix_web::test::{TestRequest, call_service, init_service, read_body};
+
+    struct Answer {
+        status: StatusCode,
+        content_type: Option<String>,
+        allow: Option<String>,
+        body: String,
+    }
+
+    fn nowhere() -> Repository {
+        let nowhere = elasticsearch::http::Url::parse("http://127.0.0.1:1").unwrap();
+        Repository::new(&nowhere, Duration::from_millis(500), RegionCache::default()).unwrap()
+    }
+
+    /// One request to the app as `main` builds it, with a backend nobody listens on.
+    async fn call(method: &str, uri: &str) -> Answer {
+        let app = init_service(app(nowhere())).await;
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let res = call_service(&app, TestRequest::default().method(method).uri(uri).to_request()).await;
+        let header = |name| res.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+        let (content_type, allow) = (header(header::CONTENT_TYPE), header(header::ALLOW));
+        let status = res.status();
+        let body = read_body(res).await;
+        Answer {
+            status,
+            content_type,
+            allow,
+            body: String::from_utf8(body.to_vec()).unwrap(),
+        }
+    }
+
+    const NOT_FOUND: &str = r#"{"message":"Not Found: no such resource."}"#;
+
+    #[actix_web::test]
+    async fn health_and_api_docs() {
+        let health = call("GET", "/health").await;
+        assert_eq!(
+            (health.status, health.body.as_str()),
+            (StatusCode::OK, r#"{"status":"UP"}"#)
+        );
+        assert_eq!(health.content_type.as_deref(), Some("application/json"));
+        let docs = call("GET", "/api-docs").await;
+        assert_eq!(docs.status, StatusCode::OK);
+        assert_eq!(docs.content_type.as_deref(), Some("application/json"));
+        assert_eq!(docs.body.as_bytes(), include_bytes!("../../../spec/openapi.json"));
+        let metrics = call("GET", "/metrics").await;
+        assert_eq!(metrics.status, StatusCode::OK);
+        assert!(metrics.content_type.unwrap().starts_with("text/plain"));
+    }
+
+    #[actix_web::test]
+    async fn unknown_paths_are_json_404_for_any_method() {
+        for method in ["GET", "HEAD", "POST", "DELETE", "PROPFIND"] {
+            for path in [
+                "/",
+                "/nope",
+                "/health/",
+                "/Health",
+                "/HEALTH",
+                "/city/v1/get/",
+                "/City/v1/get",
+                "/city/v1/./get",
+                "/city//v1/get",
+                "/h%65alth",
+                "/api-docs.json",
+                "/metrics/x",
+                "/health?x=/health",
+            ] {
+                let answer = call(method, path).await;
+                if path.starts_with("/health?") {
+                    assert_eq!(
+                        answer.status,
+                        if method == "GET" || method == "HEAD" {
+                            StatusCode::OK
+                        } else {
+                            StatusCode::METHOD_NOT_ALLOWED
+                        }
+                    );
+                    continue;
+                }
+                assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method} {path}");
+                assert_eq!(answer.content_type.as_deref(), Some("application/json"));
+                assert_eq!(answer.body, NOT_FOUND, "{method} {path}");
+            }
+        }
+    }
+
+    #[actix_web::test]
+    async fn other_methods_on_listed_paths_are_405() {
+        for path in ROUTES {
+            for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "get", "FOO"] {
+                let answer = call(method, &format!("{path}?id=1&language=en")).await;
+                assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+                assert_eq!(answer.allow.as_deref(), Some("GET, HEAD"));
+                assert_eq!(answer.content_type.as_deref(), Some("application/json"));
+                assert_eq!(answer.body, r#"{"message":"Method Not Allowed: use GET."}"#);
+            }
+        }
+        // The method is checked before the parameters.
+        assert_eq!(call("POST", CITY).await.status, StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[actix_web::test]
+    async fn head_is_get_without_the_body() {
+        // (The wire layer drops HEAD bodies and keeps Content-Length; here the body is still
+        // attached, so compare headers and status.)
+        for uri in ["/health", "/api-docs", "/nope", "/city/v1/get?id=0"] {
+            let (get, head) = (call("GET", uri).await, call("HEAD", uri).await);
+            assert_eq!(
+                (get.status, get.content_type),
+                (head.status, head.content_type),
+                "{uri}"
+            );
+            assert_eq!(get.body.len(), head.body.len());
+        }
+    }
+
+    #[actix_web::test]
+    async fn parameter_problems_are_400_without_a_backend() {
+        let answer = call("GET", "/city/v1/get?id=01e3&language=EN&language=de").await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            answer.body,
+            r#"{"message":"Bad Request: parameter 'id' must be an integer from 1 to 9223372036854775807; parameter 'language' is given more than once"}"#
+        );
+    }
+
+    #[actix_web::test]
+    async fn unreachable_backend_is_503() {
+        let answer = call("GET", "/city/v1/get?id=1&language=en").await;
+        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            answer.body,
+            r#"{"message":"Service Unavailable: search backend unavailable."}"#
+        );
+    }
+
+    #[actix_web::test]
+    async fn long_request_targets_are_414_before_anything_else() {
+        const TOO_LONG: &str = r#"{"message":"URI Too Long: request target exceeds 8192 bytes."}"#;
+        let fits = format!("/health?x={}", "a".repeat(8192 - "/health?x=".len()));
+        assert_eq!(call("GET", &fits).await.status, StatusCode::OK);
+        let over = format!("{fits}a");
+        for (method, uri) in [
+            ("GET", over.clone()),
+            ("POST", over.clone()),
+            ("GET", format!("/{}", "x".repeat(8192))),
+            (
+                "DELETE",
+                format!("/city/v1/get?id=1&language=en&pad={}", "p".repeat(60 * 1024)),
+            ),
+        ] {
+            let answer = call(method, &uri).await;
+            assert_eq!(answer.status, StatusCode::URI_TOO_LONG, "{method} {}", uri.len());
+            assert_eq!(answer.content_type.as_deref(), Some("application/json"));
+            assert_eq!(answer.body, TOO_LONG);
+        }
+    }
+
+    #[actix_web::test]
+    async fn requests_are_counted_with_route_labels() {
+        call("GET", "/health").await;
+        call("PUT", "/health").await;
+        call("GET", "/no/such/path").await;
+        let metrics = call("GET", "/metrics").await.body;
+        for labels in [
+            r#"http_request_method="GET",http_response_status_code="200",http_route="/health""#,
+            r#"http_request_method="PUT",http_response_status_code="405",http_route="/health""#,
+            r#"http_request_method="GET",http_response_status_code="404",http_route="""#,
+        ] {
+            assert!(
+                metrics.contains(&format!("http_server_request_duration_seconds_count{{{labels}}}")),
+                "{labels}\n{metrics}"
+            );
+        }
+    }
+
+    /// Over the wire, where actix-http alone would answer an empty 400 (target > 65534 bytes)
+    /// or 431 (head > 128 KiB): pipelined on one keep-alive connection.
+    #[actix_web::test]
+    async fn huge_targets_on_the_wire_get_the_json_414() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = Server::build()
+            .workers(1)
+            .disable_signals()
+            .listen("test", listener, || http_service(nowhere()))
+            .unwrap()
+            .run();
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        let answer = actix_web::rt::task::spawn_blocking(move || {
+            let mut stream = std::net::TcpStream::connect(address).unwrap();
+            let request = |target: &str, extra: &str| format!("GET {target} HTTP/1.1\r\nHost: t\r\n{extra}\r\n");
+            let requests = [
+                request("/health", ""),
+                request(
+                    &format!("/city/v1/get?id=1&language=en&pad={}", "p".repeat(64 * 1024)),
+                    "",
+                ),
+                request(&format!("/health?{}", "q".repeat(1024 * 1024)), ""),
+                request("/health", "Connection: close\r\n"),
+            ];
+            stream.write_all(requests.concat().as_bytes()).unwrap();
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).unwrap();
+            answer
+        })
+        .await
+        .unwrap();
+        handle.stop(false).await;
+        let statuses: Vec<&str> = answer
+            .split("HTTP/1.1 ")
+            .skip(1)
+            .filter_map(|reply| reply.lines().next())
+            .collect();
+        assert_eq!(
+            statuses,
+            ["200 OK", "414 URI Too Long", "414 URI Too Long", "200 OK"],
+            "{answer}"
+        );
+        let too_long = r#"{"message":"URI Too Long: request target exceeds 8192 bytes."}"#;
+        assert_eq!(answer.matches(too_long).count(), 2, "{answer}");
+    }
+}

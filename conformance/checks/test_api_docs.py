@@ -1,0 +1,21 @@
+"""Group `api-docs`: GET /api-docs serves spec/openapi.json byte for byte as application/json."""
+from conformance.golden import show
+from conformance.runtime import ROOT
+
+SPEC_JSON = ROOT / "spec" / "openapi.json"
+
+
+def test_api_docs_bytes(http):
+    resp = http("GET", "/api-docs")
+    want = SPEC_JSON.read_bytes()
+    assert resp.status == 200, f"status {resp.status}"
+    if resp.body != want:
+        at = next((i for i, (a, b) in enumerate(zip(resp.body, want)) if a != b), min(len(resp.body), len(want)))
+        raise AssertionError(f"body differs from spec/openapi.json ({len(resp.body)} vs {len(want)} bytes) at byte "
+                             f"{at}: got {show(resp.body[max(0, at - 40):at + 40])}, "
+                             f"want {show(want[max(0, at - 40):at + 40])}")
+
+
+def test_api_docs_content_type(http):
+    resp = http("GET", "/api-docs")
+    assert resp.content_type == "application/json", f"Content-Type {resp.content_type!r}"

@@ -1,0 +1,250 @@
+"""Group `lifecycle`: configuration, startup, logging and shutdown of the process (service/command modes)."""
+from __future__ import annotations
+
+import re
+import signal
+import threading
+import time
+import uuid
+
+import pytest
+
+from conformance import rawhttp
+from conformance.fixture import compact
+from conformance.proxy import Proxy
+from conformance.service import closed_port
+
+pytestmark = pytest.mark.usefixtures("need_process")
+
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+EXIT_WITHIN = 15.0
+PRAGUE_EN = compact({"countryIso": "CZ", "id": 1, "isFeatured": True, "name": "Prague", "regionName": "Prague"})
+
+
+def log_line_problems(lines) -> list[str]:
+    """Every stdout line is a JSON object with ts (RFC 3339), level (lower case) and msg."""
+    problems = []
+    for ln in lines:
+        obj = ln.json()
+        if obj is None:
+            problems.append(f"not a JSON object: {ln.text[:200]!r}")
+            continue
+        ts, level, msg = obj.get("ts"), obj.get("level"), obj.get("msg")
+        if not isinstance(ts, str) or not RFC3339.match(ts):
+            problems.append(f"ts {ts!r} is not RFC 3339: {ln.text[:200]}")
+        if not isinstance(level, str) or not level or level != level.lower():
+            problems.append(f"level {level!r} is not a lower-case string: {ln.text[:200]}")
+        if not isinstance(msg, str):
+            problems.append(f"msg {msg!r} is not a string: {ln.text[:200]}")
+    return problems
+
+
+def is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def test_startup_time(target, record_property):
+    """Launch -> first HTTP response of the main instance (reported; the suite waits up to 120 s)."""
+    seconds = target.instance.startup_seconds
+    record_property("startup_seconds", f"{seconds:.3f}")
+    assert seconds is not None
+
+
+def test_port_logged(target):
+    """Once listening, a log line with an integer field `port` equal to the port."""
+    inst = target.instance
+    line = inst.wait_log(lambda ln: (o := ln.json()) is not None and is_int(o.get("port")) and o["port"] == inst.port,
+                         timeout=2)
+    assert line is not None, f"no JSON log line with \"port\": {inst.port}; output:\n{inst.tail()}"
+
+
+def test_requests_logged(target):
+    """Every request is logged once, at info, with method, path (with query, as sent), status, duration_ms."""
+    inst = target.instance
+    probe = uuid.uuid4().hex
+    requests = [("GET", f"/city/v1/get?id=%31&language=en&probe={probe}"),
+                ("GET", f"/city/v1/get?id=0&probe={probe}"),
+                ("HEAD", f"/health?probe={probe}"),
+                ("POST", f"/metrics?probe={probe}"),
+                ("GET", f"/nope/{probe}?a=%zz")]
+    sent = []
+    for method, tgt in requests:
+        resp = rawhttp.request(inst.base, method, tgt)
+        sent.append((method, tgt, resp.status))
+    deadline = time.monotonic() + 3
+    problems: list[str] = []
+    while True:
+        problems = []
+        lines = [(ln, ln.json()) for ln in inst.snapshot()]
+        for method, tgt, status in sent:
+            hits = [(ln, o) for ln, o in lines if o is not None and o.get("path") == tgt]
+            if len(hits) != 1:
+                problems.append(f"{method} {tgt}: {len(hits)} log lines with \"path\": {tgt!r}, want exactly 1")
+                continue
+            ln, o = hits[0]
+            if o.get("level") != "info":
+                problems.append(f"{method} {tgt}: level {o.get('level')!r}, want info: {ln.text[:300]}")
+            if o.get("method") != method:
+                problems.append(f"{method} {tgt}: method {o.get('method')!r}: {ln.text[:300]}")
+            if not is_int(o.get("status")) or o.get("status") != status:
+                problems.append(f"{method} {tgt}: status {o.get('status')!r}, want the integer {status}: "
+                                f"{ln.text[:300]}")
+            d = o.get("duration_ms")
+            if not (isinstance(d, (int, float)) and not isinstance(d, bool)) or d < 0:
+                problems.append(f"{method} {tgt}: duration_ms {d!r} is not a non-negative number: {ln.text[:300]}")
+        if not problems or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not problems, "\n".join(problems)
+
+
+def test_log_lines_json(target):
+    """Every stdout line of the main instance (everything it logged during the run) is a JSON log line."""
+    lines = target.instance.snapshot("stdout")
+    assert lines, "the service wrote nothing to stdout"
+    problems = log_line_problems(lines)
+    assert not problems, f"{len(problems)} bad line(s):\n" + "\n".join(problems[:15])
+
+
+def test_es_unreachable_exits(launcher):
+    """Elasticsearch unreachable at startup: an error naming the URL (password redacted), exit non-zero in 15 s."""
+    port = closed_port()
+    password = "pw-" + uuid.uuid4().hex[:8]
+    inst = launcher.make("es-unreachable", es_url=f"http://cityref:{password}@127.0.0.1:{port}").start()
+    rc = inst.wait_exit(EXIT_WITHIN)
+    inst.stop()
+    problems = []
+    if rc is None:
+        problems.append(f"still running {EXIT_WITHIN:g}s after launch with Elasticsearch unreachable")
+    elif rc == 0:
+        problems.append("exited 0")
+    lines = inst.snapshot(None)
+    named = [ln for ln in lines if ln.stream == "stdout" and (o := ln.json()) and o.get("level") == "error"
+             and f"127.0.0.1:{port}" in ln.text]
+    if not named:
+        problems.append(f"no error log line naming the URL (127.0.0.1:{port})")
+    leaked = [ln for ln in lines if password in ln.text]
+    if leaked:
+        problems.append(f"the password appears in the output: {leaked[0].text[:200]}")
+    problems += log_line_problems(inst.snapshot("stdout"))
+    assert not problems, "\n".join(problems) + f"\noutput:\n{inst.tail()}"
+
+
+@pytest.mark.parametrize("var,value", [
+    ("PORT", "abc"), ("PORT", "0"), ("PORT", "65536"),
+    ("ELASTICSEARCH_URL", "ftp://127.0.0.1:9250"), ("ELASTICSEARCH_URL", "not a url"),
+    ("ELASTICSEARCH_TIMEOUT_MS", "0"), ("ELASTICSEARCH_TIMEOUT_MS", "-5"), ("ELASTICSEARCH_TIMEOUT_MS", "abc"),
+    ("LOG_LEVEL", "loud"),
+], ids=lambda v: str(v))
+def test_invalid_env(launcher, var, value):
+    """An invalid configuration value: exit non-zero at once with a log line naming the variable."""
+    inst = launcher.make(f"env-{var}={value}", env={var: value}).start()
+    rc = inst.wait_exit(EXIT_WITHIN)
+    inst.stop()
+    problems = []
+    if rc is None:
+        problems.append(f"{var}={value!r}: still running after {EXIT_WITHIN:g}s")
+    elif rc == 0:
+        problems.append(f"{var}={value!r}: exited 0")
+    if not [ln for ln in inst.snapshot("stdout") if ln.json() is not None and var in ln.text]:
+        problems.append(f"{var}={value!r}: no JSON log line on stdout naming {var}")
+    assert not problems, "\n".join(problems) + f"\noutput:\n{inst.tail()}"
+
+
+class ShutdownRun:
+    """SIGTERM while a request is held in flight by the proxy (recorded once, checked by three tests)."""
+
+    def __init__(self):
+        self.response: rawhttp.Response | None = None
+        self.error: str | None = None
+        self.exit_code: int | None = None
+        self.exit_seconds: float | None = None
+        self.new_connection: str = ""
+        self.setup_problem: str | None = None
+        self.tail = ""
+
+
+@pytest.fixture(scope="module")
+def shutdown(cfg, launcher):
+    run = ShutdownRun()
+    with Proxy(cfg.es_url) as proxy:
+        inst = launcher.make("sigterm", env={"ELASTICSEARCH_TIMEOUT_MS": "10000"}, es_url=proxy.url).start()
+        try:
+            inst.wait_ready()
+            warm = rawhttp.request(inst.base, "GET", "/city/v1/get?id=1&language=en")   # caches region 1
+            if warm.status != 200:
+                run.setup_problem = f"warm-up request answered {warm.status}"
+                return run
+            proxy.set_mode("hold")
+            mark = proxy.mark()
+
+            def client():
+                try:
+                    run.response = rawhttp.request(inst.base, "GET", "/city/v1/get?id=1&language=en", timeout=30)
+                except rawhttp.HttpError as e:
+                    run.error = str(e)
+
+            t = threading.Thread(target=client, daemon=True)
+            t.start()
+            if not proxy.wait_for(lambda ex: len(ex) > mark, timeout=10):
+                run.setup_problem = "the in-flight request never reached the backend"
+                return run
+            t_sig = time.monotonic()
+            inst.signal(signal.SIGTERM)
+            time.sleep(0.5)
+            # a new connection now must not be served
+            try:
+                r = rawhttp.request(inst.base, "GET", "/health", timeout=1.0, linger=0)
+                run.new_connection = f"served: {r.status}"
+            except rawhttp.HttpError as e:
+                run.new_connection = f"not served ({e})"
+            proxy.set_mode("pass")     # release the held backend request
+            t.join(timeout=EXIT_WITHIN)
+            left = max(0.0, EXIT_WITHIN - (time.monotonic() - t_sig))
+            run.exit_code = inst.wait_exit(left)
+            run.exit_seconds = time.monotonic() - t_sig if run.exit_code is not None else None
+        except (RuntimeError, rawhttp.HttpError) as e:
+            run.setup_problem = str(e)
+        finally:
+            inst.stop()
+            run.tail = inst.tail()
+    return run
+
+
+def _need(run: ShutdownRun):
+    if run.setup_problem:
+        pytest.fail(f"shutdown scenario could not run: {run.setup_problem}\noutput:\n{run.tail}", pytrace=False)
+
+
+def test_sigterm_inflight_completes(shutdown):
+    """A request in flight at SIGTERM completes normally."""
+    _need(shutdown)
+    r = shutdown.response
+    assert r is not None, f"the in-flight request got no response: {shutdown.error}\noutput:\n{shutdown.tail}"
+    assert (r.status, r.body) == (200, PRAGUE_EN), f"in-flight request answered {r.status} {r.body[:200]!r}"
+
+
+def test_sigterm_exits_0(shutdown):
+    """After SIGTERM (with a request in flight) the process exits 0 within 15 s."""
+    _need(shutdown)
+    assert shutdown.exit_code is not None, f"still running {EXIT_WITHIN:g}s after SIGTERM\noutput:\n{shutdown.tail}"
+    assert shutdown.exit_code == 0, f"exit code {shutdown.exit_code} after SIGTERM\noutput:\n{shutdown.tail}"
+
+
+def test_sigterm_stops_accepting(shutdown):
+    """After SIGTERM no new connection is served (tried while the in-flight request is held)."""
+    _need(shutdown)
+    assert shutdown.new_connection.startswith("not served"), \
+        f"a new connection after SIGTERM was {shutdown.new_connection}"
+
+
+def test_sigint_exits_0(launcher):
+    """SIGINT: exit 0 within 15 s."""
+    inst = launcher.make("sigint").start()
+    inst.wait_ready()
+    assert rawhttp.request(inst.base, "GET", "/health").status == 200
+    inst.signal(signal.SIGINT)
+    rc = inst.wait_exit(EXIT_WITHIN)
+    inst.stop()
+    assert rc is not None, f"still running {EXIT_WITHIN:g}s after SIGINT\noutput:\n{inst.tail()}"
+    assert rc == 0, f"exit code {rc} after SIGINT\noutput:\n{inst.tail()}"

@@ -1,0 +1,199 @@
+"""The runner: ``python -m conformance (--base-url URL | --service NAME | --command "ARGV...") [options]``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+import yaml
+
+from conformance import runtime
+from conformance.cases import load_cases
+from conformance.known import KnownFailuresError, load_known
+from conformance.plugin import OUTCOMES, RunnerPlugin
+from conformance.runtime import GROUPS, ROOT, Config
+
+HERE = pathlib.Path(__file__).resolve().parent
+BUILD_TIMEOUT = 1800
+HTTP_ONLY = ("golden", "spec", "api-docs", "metrics", "schemathesis")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m conformance",
+        description="Black-box conformance suite for cityref services (spec/openapi.yaml).",
+        epilog="Check groups, in run order: " + ", ".join(GROUPS) + ". "
+               "--base-url runs the HTTP groups only (" + ", ".join(HTTP_ONLY) + ").")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--base-url", metavar="URL", help="a running service, e.g. http://127.0.0.1:8080")
+    target.add_argument("--service", metavar="NAME", help="a service of this repo: services/NAME/cityref.yaml")
+    target.add_argument("--command", metavar="ARGV", help="start this command (shell-quoted argv) as the service")
+    p.add_argument("--name", help="implementation name for known-failures.yaml (default: the service name)")
+    p.add_argument("--cwd", help="working directory for --command (default: the current one)")
+    p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"),
+                   help="Elasticsearch with the fixture loaded (default: $CITYREF_ES_URL or %(default)s)")
+    p.add_argument("--no-build", action="store_true", help="--service: do not run the build command")
+    p.add_argument("--junit", metavar="PATH", help="write JUnit XML here (default: conformance/out/junit.xml)")
+    p.add_argument("--out", metavar="DIR", help="logs and reports (default: conformance/out)")
+    p.add_argument("--only", metavar="GROUP", action="append", default=[],
+                   help="run only these groups (repeat or comma-separate): " + ", ".join(GROUPS))
+    p.add_argument("--max-examples", type=int, default=50, help="schemathesis examples per operation (%(default)s)")
+    p.add_argument("--seed", type=int, default=20240601, help="schemathesis seed (%(default)s)")
+    p.add_argument("--backend-timeout-ms", type=int, default=1000,
+                   help="ELASTICSEARCH_TIMEOUT_MS of the backend-check instance (%(default)s)")
+    p.add_argument("-v", "--verbose", action="store_true", help="pytest verbose output (one line per check)")
+    p.add_argument("--pytest-arg", action="append", default=[], help="extra pytest argument (repeatable)")
+    return p.parse_args(argv)
+
+
+def es_ready(es_url: str) -> str | None:
+    """None when Elasticsearch answers and holds the fixture, else the problem."""
+    try:
+        with urllib.request.urlopen(es_url.rstrip("/") + "/_cluster/health", timeout=10) as r:
+            json.loads(r.read())
+        with urllib.request.urlopen(es_url.rstrip("/") + "/city/_doc/1?_source_includes=id", timeout=10) as r:
+            if not json.loads(r.read()).get("found"):
+                return "city 1 of the fixture is missing"
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        return str(e)
+    return None
+
+
+def build(service_dir: pathlib.Path, command: str, log: pathlib.Path) -> bool:
+    print(f"build: ({service_dir.relative_to(ROOT)}) {command}", flush=True)
+    t0 = time.monotonic()
+    with open(log, "w", encoding="utf-8") as f:
+        try:
+            rc = subprocess.call(["bash", "-c", command], cwd=service_dir, stdout=f, stderr=subprocess.STDOUT,
+                                 timeout=BUILD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            f.write(f"\n# build timed out after {BUILD_TIMEOUT}s\n")
+            rc = -1
+    print(f"build: exit {rc} in {time.monotonic() - t0:.1f}s (log: {log})", flush=True)
+    if rc != 0:
+        print(log.read_text(encoding="utf-8", errors="replace")[-4000:], file=sys.stderr)
+    return rc == 0
+
+
+def print_summary(plugin: RunnerPlugin, groups: list[str], n_cases: int, elapsed: float, junit: pathlib.Path):
+    tally = plugin.tally()
+    print()
+    print(f"{'check group':<14}" + "".join(f"{o:>9}" for o in OUTCOMES))
+    totals = {o: 0 for o in OUTCOMES}
+    for g in groups:
+        c = tally.get(g, {})
+        print(f"{g:<14}" + "".join(f"{c.get(o, 0):>9}" for o in OUTCOMES))
+        for o in OUTCOMES:
+            totals[o] += c.get(o, 0)
+    print(f"{'total':<14}" + "".join(f"{totals[o]:>9}" for o in OUTCOMES))
+    print()
+    print(f"golden cases: {n_cases}")
+    for k, v in runtime.REPORT.items():
+        print(f"{k}: {v}")
+    failed = [r for r in plugin.results.values() if r.outcome == "failed"]
+    if failed:
+        print(f"\nfailed checks ({len(failed)}):")
+        shown: dict[str, int] = {}
+        for r in sorted(failed, key=lambda r: r.check):
+            group = r.check.split("/", 1)[0]
+            shown[group] = shown.get(group, 0) + 1
+            if shown[group] <= 40:
+                print(f"  {r.check}: {r.message}")
+        for group, n in shown.items():
+            if n > 40:
+                print(f"  ... and {n - 40} more in {group} (see the JUnit XML)")
+    xfailed = [r for r in plugin.results.values() if r.outcome == "xfailed"]
+    if xfailed:
+        print(f"\nknown failures ({len(xfailed)}):")
+        for r in sorted(xfailed, key=lambda r: r.check):
+            print(f"  {r.check}: {r.message}")
+    print(f"\nJUnit XML: {junit}   run time: {elapsed:.1f}s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    t0 = time.monotonic()
+    out = pathlib.Path(args.out or HERE / "out").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / "logs", ignore_errors=True)
+    junit = pathlib.Path(args.junit or out / "junit.xml").resolve()
+    junit.parent.mkdir(parents=True, exist_ok=True)
+
+    groups = [g.strip() for arg in args.only for g in arg.split(",") if g.strip()] or list(GROUPS)
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        print(f"unknown group(s) {unknown}; groups: {', '.join(GROUPS)}", file=sys.stderr)
+        return 2
+    groups = [g for g in GROUPS if g in groups]
+
+    name = args.name
+    cfg_kwargs = {}
+    if args.base_url:
+        mode = "base-url"
+        cfg_kwargs["base_url"] = args.base_url.rstrip("/")
+    elif args.service:
+        mode = "service"
+        desc_path = ROOT / "services" / args.service / "cityref.yaml"
+        if not desc_path.exists():
+            print(f"no {desc_path.relative_to(ROOT)}", file=sys.stderr)
+            return 2
+        desc = yaml.safe_load(desc_path.read_text(encoding="utf-8"))
+        missing = [k for k in ("name", "language", "framework", "build", "command") if k not in desc]
+        if missing or not isinstance(desc.get("command"), list):
+            print(f"{desc_path}: needs name, language, framework, build, command (argv list); missing {missing}",
+                  file=sys.stderr)
+            return 2
+        name = name or desc["name"]
+        cfg_kwargs.update(argv=[str(a) for a in desc["command"]], cwd=desc_path.parent)
+        print(f"service: {desc['name']} ({desc['language']}, {desc['framework']})", flush=True)
+        if not args.no_build and not build(desc_path.parent, str(desc["build"]), out / f"build-{desc['name']}.log"):
+            print("build failed", file=sys.stderr)
+            return 1
+    else:
+        mode = "command"
+        cfg_kwargs.update(argv=shlex.split(args.command),
+                          cwd=pathlib.Path(args.cwd).resolve() if args.cwd else pathlib.Path.cwd())
+
+    try:
+        known = load_known(name)
+        n_cases = len(load_cases())
+    except (KnownFailuresError, ValueError) as e:
+        print(f"configuration error: {e}", file=sys.stderr)
+        return 2
+
+    cfg = Config(mode=mode, es_url=args.es_url.rstrip("/"), out_dir=out, groups=groups, name=name, known=known,
+                 seed=args.seed, max_examples=args.max_examples, backend_timeout_ms=args.backend_timeout_ms,
+                 **cfg_kwargs)
+    if cfg.manages_process:
+        problem = es_ready(cfg.es_url)
+        if problem:
+            print(f"Elasticsearch at {cfg.es_url} is not usable ({problem}); start it with `make es`",
+                  file=sys.stderr)
+            return 2
+    runtime.CONFIG = cfg
+    runtime.REPORT.clear()
+    runtime.REPORT["target"] = (f"{mode} {cfg.base_url}" if mode == "base-url"
+                                else f"{mode} {shlex.join(cfg.argv)} (in {cfg.cwd})")
+    if name:
+        runtime.REPORT["implementation"] = name
+
+    plugin = RunnerPlugin(known, groups)
+    files = [str(HERE / "checks" / GROUPS[g]) for g in groups]
+    pytest_args = ["-c", str(HERE / "pytest.ini"), "--rootdir", str(HERE), "--import-mode=importlib",
+                   "-p", "no:cacheprovider", "--junitxml", str(junit), "-o", "junit_family=xunit1",
+                   "-o", "junit_suite_name=cityref-conformance", "--tb=short", "-rfE",
+                   "-v" if args.verbose else "-q", *args.pytest_arg, *files]
+    rc = pytest.main(pytest_args, plugins=[plugin])
+    print_summary(plugin, groups, n_cases, time.monotonic() - t0, junit)
+    if rc == 0 and any(r.outcome == "failed" for r in plugin.results.values()):
+        rc = 1
+    return int(rc)

@@ -1,0 +1,44 @@
+"""State shared between the runner (cli.py) and the checks it runs in-process with pytest."""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# check group -> pytest module under conformance/checks/, in run order
+GROUPS = {
+    "golden": "test_golden.py",
+    "spec": "test_spec.py",
+    "api-docs": "test_api_docs.py",
+    "metrics": "test_metrics.py",
+    "schemathesis": "test_schemathesis.py",
+    "backend": "test_backend.py",
+    "lifecycle": "test_lifecycle.py",
+}
+MODULE_GROUP = {v[:-3]: k for k, v in GROUPS.items()}
+
+
+@dataclasses.dataclass
+class Config:
+    mode: str                           # base-url | service | command
+    es_url: str
+    out_dir: pathlib.Path
+    groups: list[str]
+    name: str | None = None             # implementation name (known failures)
+    base_url: str | None = None         # base-url mode
+    argv: list[str] | None = None       # service / command mode
+    cwd: pathlib.Path = ROOT
+    known: dict[str, str] = dataclasses.field(default_factory=dict)
+    seed: int = 20240601
+    max_examples: int = 50
+    backend_timeout_ms: int = 1000
+
+    @property
+    def manages_process(self) -> bool:
+        return self.mode in ("service", "command")
+
+
+CONFIG: Config | None = None
+# facts reported at the end (startup time, ...): label -> text
+REPORT: dict[str, str] = {}

@@ -1,0 +1,305 @@
+//! Elasticsearch access: cities and regions by document id, found regions cached.
+
+use std::collections::HashMap;
+use std::error::Error as _;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use elasticsearch::auth::Credentials;
+use elasticsearch::cluster::ClusterHealthParts;
+use elasticsearch::http::Url;
+use elasticsearch::http::transport::{BuildError, SingleNodeConnectionPool, TransportBuilder};
+use elasticsearch::{Elasticsearch, GetParts};
+use log::warn;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::errors::AppError;
+use crate::models::Language;
+
+const CITY_ALIAS: &str = "city";
+const REGION_ALIAS: &str = "region";
+/// A region is cached for every language, so all its names are fetched (and nothing else:
+/// `geometry` can be large).
+const REGION_FIELDS: &[&str] = &["name.cs", "name.de", "name.en", "name.pl", "name.sk"];
+
+/// A document's `_source`: a JSON object with GoOut's flat dotted keys (`"name.en"`).
+pub type Source = Value;
+
+/// Regions that were found, for the life of the process, shared by all workers.
+/// Misses and failures are never cached.
+#[derive(Clone, Default)]
+pub struct RegionCache(Arc<RwLock<HashMap<i64, Arc<Source>>>>);
+
+impl RegionCache {
+    fn get(&self, id: i64) -> Option<Arc<Source>> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner).get(&id).cloned()
+    }
+
+    fn insert(&self, id: i64, region: Source) -> Arc<Source> {
+        let region = Arc::new(region);
+        self.0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, Arc::clone(&region));
+        region
+    }
+}
+
+/// One per worker (its own connection pool), all sharing one [`RegionCache`].
+pub struct Repository {
+    client: Elasticsearch,
+    regions: RegionCache,
+}
+
+/// The part of a GET-document answer we read.
+#[derive(Deserialize)]
+struct GetResponse {
+    found: bool,
+    #[serde(rename = "_source")]
+    source: Option<Source>,
+}
+
+impl Repository {
+    /// `url` may carry `user:password@`: they are sent as basic auth, never as part of a
+    /// request URL (so they never appear in error messages either).
+    pub fn new(url: &Url, timeout: Duration, regions: RegionCache) -> Result<Repository, BuildError> {
+        let mut base = url.clone();
+        let _ = base.set_username("");
+        let _ = base.set_password(None);
+        if !base.path().ends_with('/') {
+            // Url::join, used per request, would otherwise drop the last path segment.
+            base.set_path(&format!("{}/", base.path()));
+        }
+        let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(base))
+            .timeout(timeout) // from connecting until the body is read
+            .disable_proxy(); // talk to Elasticsearch directly, whatever HTTP_PROXY says
+        if !url.username().is_empty() || url.password().is_some() {
+            let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+            let (user, password) = (decode(url.username()), decode(url.password().unwrap_or("")));
+            builder = builder.auth(Credentials::Basic(user, password));
+        }
+        Ok(Repository {
+            client: Elasticsearch::new(builder.build()?),
+            regions,
+        })
+    }
+
+    /// The startup round-trip: `GET /_cluster/health` must answer 2xx.
+    pub async fn check_health(&self) -> Result<(), String> {
+        let response = self
+            .client
+            .cluster()
+            .health(ClusterHealthParts::None)
+            .send()
+            .await
+            .map_err(|e| describe(&e))?;
+        match response.status_code() {
+            status if status.is_success() => Ok(()),
+            status => Err(format!("GET /_cluster/health answered {status}")),
+        }
+    }
+
+    /// The city's scalar fields and its name in `language`; never `geometry` or `population`.
+    pub async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError> {
+        let name = format!("name.{language}");
+        let fields = ["id", "countryIso", "isFeatured", "regionId", name.as_str()];
+        self.get_source(CITY_ALIAS, id, &fields).await
+    }
+
+    /// The region's names, from the cache or else from Elasticsearch.
+    pub async fn find_region(&self, id: i64) -> Result<Option<Arc<Source>>, AppError> {
+        if let Some(region) = self.regions.get(id) {
+            return Ok(Some(region));
+        }
+        let region = self.get_source(REGION_ALIAS, id, REGION_FIELDS).await?;
+        Ok(region.map(|region| self.regions.insert(id, region)))
+    }
+
+    /// GET `/<alias>/_doc/<id>?_source_includes=<fields>`: the `_source` of a found document,
+    /// `None` for a plain not-found, an error for anything else.
+    async fn get_source(&self, alias: &str, id: i64, fields: &[&str]) -> Result<Option<Source>, AppError> {
+        let id = id.to_string();
+        let response = self
+            .client
+            .get(GetParts::IndexId(alias, &id))
+            ._source_includes(fields)
+            .send()
+            .await
+            .map_err(backend_error)?;
+        let status = response.status_code().as_u16();
+        if status != 200 && status != 404 {
+            warn!(status = status; "Elasticsearch answered GET {alias}/_doc/{id} with an error status");
+            return Err(AppError::Unavailable);
+        }
+        let body: GetResponse = response.json().await.map_err(backend_error)?;
+        match (status, body) {
+            (
+                200,
+                GetResponse {
+                    found: true,
+                    source: Some(source @ Value::Object(_)),
+                },
+            ) => Ok(Some(source)),
+            (404, GetResponse { found: false, .. }) => Ok(None),
+            _ => {
+                warn!(status = status; "Elasticsearch answered GET {alias}/_doc/{id} with neither a document nor a plain not-found");
+                Err(AppError::Unavailable)
+            }
+        }
+    }
+}
+
+/// A failed round-trip: no answer in time is a timeout; refused, reset, an unreadable or
+/// unexpected answer is "unavailable".
+fn backend_error(error: elasticsearch::Error) -> AppError {
+    if error.is_timeout() {
+        warn!("Elasticsearch timed out: {}", describe(&error));
+        AppError::Timeout
+    } else {
+        warn!("Elasticsearch unavailable: {}", describe(&error));
+        AppError::Unavailable
+    }
+}
+
+/// The error and its causes ("error sending request ...: ...: Connection refused"), each
+/// text once (the client's error repeats its cause's).
+pub fn describe(error: &elasticsearch::Error) -> String {
+    let mut text = error.to_string();
+    let mut last = text.clone();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if cause_text != last {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        last = cause_text;
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    /// A one-shot HTTP server on 127.0.0.1 that answers every request with `response`
+    /// (or never answers, when `None`). Returns its URL.
+    fn fake_elasticsearch(response: Option<&'static str>) -> Url {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = Url::parse(&format!("http://{}", listener.local_addr().unwrap())).unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(4) {
+                let mut stream = stream.unwrap();
+                let mut buffer = [0; 4096];
+                let _ = stream.read(&mut buffer);
+                match response {
+                    Some(response) => {
+                        let _ = stream.write_all(response.as_bytes());
+                    }
+                    None => std::thread::sleep(Duration::from_secs(2)),
+                }
+            }
+        });
+        url
+    }
+
+    fn repository(url: &Url) -> Repository {
+        Repository::new(url, Duration::from_millis(300), RegionCache::default()).unwrap()
+    }
+
+    fn answer(status: &str, body: &'static str) -> &'static str {
+        let response = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        Box::leak(response.into_boxed_str())
+    }
+
+    #[actix_web::test]
+    async fn refused_is_unavailable() {
+        let url = Url::parse("http://127.0.0.1:1").unwrap();
+        assert_eq!(
+            repository(&url).find_city(1, Language::En).await,
+            Err(AppError::Unavailable)
+        );
+        assert!(
+            repository(&url)
+                .check_health()
+                .await
+                .unwrap_err()
+                .contains("127.0.0.1:1")
+        );
+    }
+
+    #[actix_web::test]
+    async fn no_answer_is_timeout() {
+        let url = fake_elasticsearch(None);
+        assert_eq!(
+            repository(&url).find_city(1, Language::En).await,
+            Err(AppError::Timeout)
+        );
+    }
+
+    #[actix_web::test]
+    async fn error_statuses_are_unavailable() {
+        for status in [
+            "429 Too Many Requests",
+            "500 Internal Server Error",
+            "503 Service Unavailable",
+        ] {
+            let url = fake_elasticsearch(Some(answer(status, "{}")));
+            assert_eq!(
+                repository(&url).find_city(1, Language::En).await,
+                Err(AppError::Unavailable)
+            );
+        }
+    }
+
+    #[actix_web::test]
+    async fn missing_index_is_unavailable_not_a_miss() {
+        let body = r#"{"error":{"type":"index_not_found_exception"},"status":404}"#;
+        let url = fake_elasticsearch(Some(answer("404 Not Found", body)));
+        assert_eq!(
+            repository(&url).find_city(1, Language::En).await,
+            Err(AppError::Unavailable)
+        );
+    }
+
+    #[actix_web::test]
+    async fn plain_not_found_is_none() {
+        let body = r#"{"_index":"city_v1","_id":"7","found":false}"#;
+        let url = fake_elasticsearch(Some(answer("404 Not Found", body)));
+        assert_eq!(repository(&url).find_city(7, Language::En).await, Ok(None));
+    }
+
+    #[actix_web::test]
+    async fn found_document_is_its_source() {
+        let body = r#"{"_index":"city_v1","_id":"1","found":true,"_source":{"id":1,"name.en":"Prague"}}"#;
+        let url = fake_elasticsearch(Some(answer("200 OK", body)));
+        let source = repository(&url).find_city(1, Language::En).await.unwrap().unwrap();
+        assert_eq!(source, serde_json::json!({"id": 1, "name.en": "Prague"}));
+    }
+
+    #[actix_web::test]
+    async fn found_regions_are_cached_misses_are_not() {
+        let found = r#"{"_index":"region_v1","_id":"1","found":true,"_source":{"name.en":"Prague"}}"#;
+        let regions = RegionCache::default();
+        let url = fake_elasticsearch(Some(answer("200 OK", found)));
+        let first = Repository::new(&url, Duration::from_millis(300), regions.clone()).unwrap();
+        assert!(first.find_region(1).await.unwrap().is_some());
+        // Another worker's repository, pointing nowhere, answers from the shared cache.
+        let nowhere = Url::parse("http://127.0.0.1:1").unwrap();
+        let second = Repository::new(&nowhere, Duration::from_millis(300), regions.clone()).unwrap();
+        assert_eq!(second.find_region(1).await.unwrap().unwrap()["name.en"], "Prague");
+        assert_eq!(second.find_region(2).await, Err(AppError::Unavailable));
+        let missing = r#"{"_index":"region_v1","_id":"3","found":false}"#;
+        let url = fake_elasticsearch(Some(answer("404 Not Found", missing)));
+        let third = Repository::new(&url, Duration::from_millis(300), regions.clone()).unwrap();
+        assert_eq!(third.find_region(3).await, Ok(None));
+        assert!(regions.get(3).is_none());
+    }
+}

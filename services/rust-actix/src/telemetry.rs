@@ -1,0 +1,237 @@
+//! Observability: JSON-lines logging on stdout, the request-duration histogram, and the
+//! middleware that logs and measures every request.
+
+use std::io::Write;
+use std::sync::LazyLock;
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use log::kv::{self, VisitSource};
+use log::{LevelFilter, Log, Metadata, Record, info};
+use prometheus::{Encoder, HistogramOpts, HistogramVec, TextEncoder};
+use time::OffsetDateTime;
+
+/// `Content-Type` of `/metrics` (Prometheus text exposition format 0.0.4).
+pub const METRICS_CONTENT_TYPE: &str = prometheus::TEXT_FORMAT;
+
+const BUCKETS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
+/// OpenTelemetry's `http.server.request.duration`, in the default registry.
+static REQUEST_DURATION: LazyLock<HistogramVec> = LazyLock::new(|| {
+    let opts = HistogramOpts::new(
+        "http_server_request_duration_seconds",
+        "Duration of HTTP server requests.",
+    )
+    .buckets(BUCKETS.to_vec());
+    let histogram = HistogramVec::new(
+        opts,
+        &["http_request_method", "http_route", "http_response_status_code"],
+    )
+    .unwrap();
+    prometheus::register(Box::new(histogram.clone())).expect("registered once");
+    histogram
+});
+
+/// Middleware: one `info` line and one histogram observation per request, whatever answered it.
+pub async fn observe(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let start = Instant::now();
+    let method = req.method().clone();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().to_string(), |target| target.to_string());
+    // Paths match exactly, so the route template is the path itself when it is listed.
+    let route = crate::ROUTES
+        .into_iter()
+        .find(|route| *route == req.uri().path())
+        .unwrap_or("");
+    let response = next.call(req).await?;
+    let elapsed = start.elapsed();
+    let status = response.status().as_u16();
+    REQUEST_DURATION
+        .with_label_values(&[method_label(&method), route, response.status().as_str()])
+        .observe(elapsed.as_secs_f64());
+    let duration_ms = elapsed.as_micros() as f64 / 1000.0;
+    info!(method = method.as_str(), path = path.as_str(), status = status, duration_ms = duration_ms; "request");
+    Ok(response)
+}
+
+/// The method as OpenTelemetry labels it: RFC 9110's methods and PATCH, else `_OTHER`.
+fn method_label(method: &Method) -> &str {
+    match method.as_str() {
+        known @ ("GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" | "OPTIONS" | "TRACE" | "PATCH") => known,
+        _ => "_OTHER",
+    }
+}
+
+/// The default registry in Prometheus text format.
+pub fn render_metrics() -> String {
+    let mut text = Vec::new();
+    TextEncoder::new()
+        .encode(&prometheus::gather(), &mut text)
+        .expect("text encoding cannot fail");
+    String::from_utf8(text).expect("the text format is UTF-8")
+}
+
+/// Installs the JSON-lines logger at `info` (until the configuration sets its level).
+pub fn init_logging() {
+    // Only fails if a logger is already installed (a second call in tests): keep that one.
+    if log::set_logger(&JsonLogger).is_ok() {
+        log::set_max_level(LevelFilter::Info);
+    }
+}
+
+/// One JSON object per line on stdout: `ts` (RFC 3339, UTC), `level`, `msg`, then the
+/// record's key-values (numbers and booleans stay JSON numbers and booleans).
+struct JsonLogger;
+
+impl Log for JsonLogger {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &Record<'_>) {
+        if self.enabled(record.metadata()) {
+            let line = format_line(OffsetDateTime::now_utc(), record);
+            // One write per line, so lines from different workers never interleave.
+            let _ = std::io::stdout().lock().write_all(&line);
+        }
+    }
+
+    fn flush(&self) {
+        let _ = std::io::stdout().flush();
+    }
+}
+
+fn format_line(now: OffsetDateTime, record: &Record<'_>) -> Vec<u8> {
+    // RFC 3339 in UTC with a fixed width: 2025-11-21T22:00:00.123Z
+    let ts = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second(),
+        now.millisecond()
+    );
+    let mut line = Vec::with_capacity(160);
+    line.extend_from_slice(b"{\"ts\":");
+    write_json(&mut line, &ts);
+    line.extend_from_slice(b",\"level\":");
+    write_json(&mut line, &record.level().as_str().to_ascii_lowercase());
+    line.extend_from_slice(b",\"msg\":");
+    write_json(&mut line, &record.args().to_string());
+    let _ = record.key_values().visit(&mut JsonFields(&mut line));
+    line.extend_from_slice(b"}\n");
+    line
+}
+
+fn write_json<T: serde::Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
+    serde_json::to_writer(line, value).expect("strings and numbers always serialise");
+}
+
+struct JsonFields<'a>(&'a mut Vec<u8>);
+
+impl<'kvs> VisitSource<'kvs> for JsonFields<'_> {
+    fn visit_pair(&mut self, key: kv::Key<'kvs>, value: kv::Value<'kvs>) -> Result<(), kv::Error> {
+        self.0.push(b',');
+        write_json(self.0, key.as_str());
+        self.0.push(b':');
+        if let Some(n) = value.to_u64() {
+            write_json(self.0, &n);
+        } else if let Some(n) = value.to_i64() {
+            write_json(self.0, &n);
+        } else if let Some(n) = value.to_f64() {
+            write_json(self.0, &n);
+        } else if let Some(b) = value.to_bool() {
+            write_json(self.0, &b);
+        } else {
+            write_json(self.0, &value.to_string());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use log::Level;
+    use serde_json::{Value, json};
+
+    fn line(record: &Record<'_>) -> Value {
+        let now = OffsetDateTime::from_unix_timestamp_nanos(1_763_762_400_123_456_789).unwrap();
+        let bytes = format_line(now, record);
+        assert!(bytes.ends_with(b"}\n") && !bytes[..bytes.len() - 1].contains(&b'\n'));
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn log_line_fields_and_types() {
+        let kvs: [(&str, kv::Value<'_>); 5] = [
+            ("method", kv::Value::from("GET")),
+            ("path", kv::Value::from("/city/v1/get?id=1&language=en")),
+            ("status", kv::Value::from(200u16)),
+            ("duration_ms", kv::Value::from(1.25f64)),
+            ("ok", kv::Value::from(true)),
+        ];
+        let record = Record::builder()
+            .level(Level::Info)
+            .args(format_args!("request \"quoted\" Plzeň"))
+            .key_values(&kvs)
+            .build();
+        assert_eq!(
+            line(&record),
+            json!({
+                "ts": "2025-11-21T22:00:00.123Z", "level": "info", "msg": "request \"quoted\" Plzeň",
+                "method": "GET", "path": "/city/v1/get?id=1&language=en", "status": 200,
+                "duration_ms": 1.25, "ok": true
+            })
+        );
+    }
+
+    #[test]
+    fn timestamps_have_a_fixed_width() {
+        let record = Record::builder().level(Level::Info).args(format_args!("x")).build();
+        let now = OffsetDateTime::from_unix_timestamp_nanos(1_763_762_400_020_000_000).unwrap();
+        let line: Value = serde_json::from_slice(&format_line(now, &record)).unwrap();
+        assert_eq!(line["ts"], "2025-11-21T22:00:00.020Z");
+    }
+
+    #[test]
+    fn levels_are_lower_case() {
+        let record = Record::builder().level(Level::Warn).args(format_args!("x")).build();
+        assert_eq!(line(&record)["level"], "warn");
+    }
+
+    #[test]
+    fn histogram_has_the_contract_buckets() {
+        REQUEST_DURATION
+            .with_label_values(&["GET", "/health", "200"])
+            .observe(0.003);
+        let text = render_metrics();
+        assert!(text.contains("# TYPE http_server_request_duration_seconds histogram"));
+        for le in ["0.005", "0.075", "2.5", "7.5", "10", "+Inf"] {
+            let bucket = format!(
+                "http_server_request_duration_seconds_bucket{{http_request_method=\"GET\",http_response_status_code=\"200\",http_route=\"/health\",le=\"{le}\"}}"
+            );
+            assert!(text.contains(&bucket), "{bucket} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn method_labels() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::PATCH), "PATCH");
+        assert_eq!(method_label(&Method::from_bytes(b"PROPFIND").unwrap()), "_OTHER");
+        assert_eq!(method_label(&Method::from_bytes(b"get").unwrap()), "_OTHER");
+    }
+}
