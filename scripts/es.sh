@@ -70,7 +70,7 @@ start() {
   local t0=$SECONDS
   runuser -u "$ES_USER" -- env ES_JAVA_HOME="$(java_home)" ES_PATH_CONF="$ES_CONF" \
     ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" ES_TMPDIR="$ES_DIR/tmp" \
-    "$ES_HOME/bin/elasticsearch" -d -p "$PIDFILE" > "$ES_DIR/logs/startup.out" 2>&1 || { tail -20 "$ES_DIR/logs/startup.out" >&2; die "Elasticsearch failed to start"; }
+    "$ES_HOME/bin/elasticsearch" -d -p "$PIDFILE" < /dev/null > "$ES_DIR/logs/startup.out" 2>&1 || { tail -20 "$ES_DIR/logs/startup.out" >&2; die "Elasticsearch failed to start"; }
   wait_green 120
   log "Elasticsearch green after $((SECONDS - t0)) s"
 }

@@ -15,8 +15,7 @@ for svc in $services; do
   log "building $svc"
   (cd "services/$svc" && bash -c "$("$ROOT/scripts/python.sh" "$ROOT/scripts/services.py" get "$svc" build)") >"$RUN/$svc.build.log" 2>&1 \
     || { tail -30 "$RUN/$svc.build.log" >&2; die "building $svc failed (log: $RUN/$svc.build.log)"; }
-  eval "argv=($(scripts/python.sh scripts/services.py get "$svc" command))"
-  (cd "services/$svc" && PORT=$port ELASTICSEARCH_URL=$ES_URL setsid "${argv[@]}" >"$RUN/$svc.log" 2>&1 < /dev/null & echo $! > "$RUN/$svc.pid")
+  scripts/python.sh scripts/services.py start "$svc" "$port" "$ES_URL" "$RUN/$svc.log" "$RUN/$svc.pid"
   for _ in $(seq 150); do curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.2; done
   curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 || { tail -20 "$RUN/$svc.log" >&2; die "$svc did not come up (log: $RUN/$svc.log)"; }
 done
