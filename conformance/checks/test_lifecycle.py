@@ -39,6 +39,15 @@ def log_line_problems(lines) -> list[str]:
     return problems
 
 
+def failed_start_problems(inst, what: str) -> list[str]:
+    """A start that must fail: the process exits non-zero within EXIT_WITHIN (then it is stopped)."""
+    rc = inst.wait_exit(EXIT_WITHIN)
+    inst.stop()
+    if rc is None:
+        return [f"{what}: still running {EXIT_WITHIN:g}s after launch"]
+    return [f"{what}: exited 0"] if rc == 0 else []
+
+
 def is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -111,13 +120,7 @@ def test_es_unreachable_exits(launcher):
     port = closed_port()
     password = "pw-" + uuid.uuid4().hex[:8]
     inst = launcher.make("es-unreachable", es_url=f"http://cityref:{password}@127.0.0.1:{port}").start()
-    rc = inst.wait_exit(EXIT_WITHIN)
-    inst.stop()
-    problems = []
-    if rc is None:
-        problems.append(f"still running {EXIT_WITHIN:g}s after launch with Elasticsearch unreachable")
-    elif rc == 0:
-        problems.append("exited 0")
+    problems = failed_start_problems(inst, "Elasticsearch unreachable")
     lines = inst.snapshot(None)
     named = [ln for ln in lines if ln.stream == "stdout" and (o := ln.json()) and o.get("level") == "error"
              and f"127.0.0.1:{port}" in ln.text]
@@ -139,13 +142,7 @@ def test_es_unreachable_exits(launcher):
 def test_invalid_env(launcher, var, value):
     """An invalid configuration value: exit non-zero at once with a log line naming the variable."""
     inst = launcher.make(f"env-{var}={value}", env={var: value}).start()
-    rc = inst.wait_exit(EXIT_WITHIN)
-    inst.stop()
-    problems = []
-    if rc is None:
-        problems.append(f"{var}={value!r}: still running after {EXIT_WITHIN:g}s")
-    elif rc == 0:
-        problems.append(f"{var}={value!r}: exited 0")
+    problems = failed_start_problems(inst, f"{var}={value!r}")
     if not [ln for ln in inst.snapshot("stdout") if ln.json() is not None and var in ln.text]:
         problems.append(f"{var}={value!r}: no JSON log line on stdout naming {var}")
     assert not problems, "\n".join(problems) + f"\noutput:\n{inst.tail()}"
