@@ -1,0 +1,116 @@
+// Command cityref-go-kit is the cityref city service (spec/openapi.yaml) on go-kit: startup,
+// the HTTP server and graceful shutdown. See README.md for the design.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	stdlog "log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// apiDocs is spec/openapi.json, served byte for byte. `make generate` copies it into
+// generated/ (go:embed cannot reach outside the module); `make check-generated` and a unit
+// test fail when the copy drifts from the spec.
+//
+//go:embed generated/openapi.json
+var apiDocs []byte
+
+const (
+	// startupCheckLimit caps the startup round-trip whatever ELASTICSEARCH_TIMEOUT_MS says, so
+	// that a failing start exits well within the contract's 15 s.
+	startupCheckLimit = 10 * time.Second
+	// shutdownTimeout is how long in-flight requests get after SIGTERM/SIGINT (15 s in all).
+	shutdownTimeout = 10 * time.Second
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	// Installed first, so that a signal during startup never meets the default (fatal) action.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	logger := NewLogger(os.Stdout)
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		var cfgErr *ConfigError
+		errors.As(err, &cfgErr)
+		level.Error(logger).Log("msg", err.Error(), "variable", cfgErr.Variable)
+		return 1
+	}
+	logger = level.NewFilter(logger, levelFilter(cfg.LogLevel))
+	// With go.mod at go 1.25+ the runtime defaults GOMAXPROCS to min(logical CPUs,
+	// max(2, ceil(quota/period))) of the process's cgroup (v1 or v2), and follows changes.
+	level.Info(logger).Log("msg", "starting", "go", runtime.Version(),
+		"gomaxprocs", runtime.GOMAXPROCS(0), "num_cpu", runtime.NumCPU())
+
+	esURL := cfg.ElasticsearchURL.Redacted() // password shown as xxxxx
+	repository, err := NewElasticsearchRepository(cfg.ElasticsearchURL, cfg.ElasticsearchTimeout, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot create an Elasticsearch client for "+esURL+": "+err.Error(), "url", esURL)
+		return 1
+	}
+	checkCtx, cancel := context.WithTimeout(ctx, min(cfg.ElasticsearchTimeout, startupCheckLimit))
+	err = repository.CheckHealth(checkCtx)
+	cancel()
+	if ctx.Err() != nil {
+		level.Info(logger).Log("msg", "signal received before listening; stopped")
+		return 0
+	}
+	if err != nil {
+		level.Error(logger).Log("msg", "Elasticsearch at "+esURL+" is not reachable: "+err.Error(), "url", esURL)
+		return 1
+	}
+	level.Info(logger).Log("msg", "Elasticsearch at "+esURL+" is reachable", "url", esURL)
+
+	endpoints := MakeEndpoints(NewService(repository), apiDocs, prometheus.DefaultGatherer)
+	handler := Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(prometheus.DefaultRegisterer))
+	server := &http.Server{
+		Handler:                      handler,
+		DisableGeneralOptionsHandler: true, // "OPTIONS *" reaches the router (a JSON 404)
+		ReadHeaderTimeout:            10 * time.Second,
+		IdleTimeout:                  60 * time.Second,
+		ErrorLog:                     stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0),
+	}
+
+	listener, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port)) // all interfaces
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot listen on port "+strconv.Itoa(cfg.Port)+": "+err.Error(), "port", cfg.Port)
+		return 1
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- server.Serve(listener) }()
+	level.Info(logger).Log("msg", "listening on port "+strconv.Itoa(cfg.Port), "port", cfg.Port)
+
+	select {
+	case err := <-serveErr:
+		level.Error(logger).Log("msg", "server failed: "+err.Error())
+		return 1
+	case <-ctx.Done():
+	}
+	level.Info(logger).Log("msg", "signal received; stopping gracefully")
+	// Shutdown closes the listener at once (new connections are refused), closes idle
+	// connections and waits for in-flight requests.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		level.Warn(logger).Log("msg", "in-flight requests did not finish in time: "+err.Error())
+		_ = server.Close()
+	}
+	level.Info(logger).Log("msg", "stopped")
+	return 0
+}
