@@ -1,0 +1,118 @@
+package cityref
+
+import ch.qos.logback.classic.Level
+import ch.qos.logback.classic.LoggerContext
+import io.ktor.server.engine.connector
+import io.ktor.server.engine.embeddedServer
+import io.ktor.server.netty.Netty
+import kotlinx.coroutines.runBlocking
+import org.slf4j.Logger
+import org.slf4j.LoggerFactory
+import sun.misc.Signal
+import java.util.concurrent.CountDownLatch
+import kotlin.system.exitProcess
+import io.netty.channel.Channel
+import io.netty.channel.ChannelHandler
+import io.netty.channel.ChannelHandlerContext
+import io.netty.channel.ChannelInboundHandlerAdapter
+import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.atomic.AtomicInteger
+
+private val log = LoggerFactory.getLogger("cityref")
+
+/** SIGTERM/SIGINT: wait up to DRAIN for requests in flight, then stop the engine (the spec: exit within 15 s). */
+private const val SHUTDOWN_DRAIN_MS = 10_000L
+private const val SHUTDOWN_GRACE_MS = 200L
+private const val SHUTDOWN_TIMEOUT_MS = 3_000L
+
+/** Longest request line Netty accepts before answering by itself; longer targets get our 414 up to this. */
+private const val MAX_INITIAL_LINE = 128 * 1024
+
+fun main() {
+    try {
+        run()
+    } catch (e: Throwable) {
+        // Never linger half-started: the Elasticsearch client's threads would keep the JVM alive.
+        log.error("startup failed", e)
+        exitProcess(1)
+    }
+}
+
+private fun run() {
+    val config = try {
+        loadConfig()
+    } catch (e: ConfigException) {
+        log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+        exitProcess(2)
+    }
+    (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+        Level.toLevel(config.logLevel.uppercase())
+
+    val processors = Runtime.getRuntime().availableProcessors()
+    val repository = Repository(config)
+    try {
+        runBlocking { repository.checkHealth(config.elasticsearchTimeoutMs.coerceAtMost(10_000)) }
+    } catch (e: Throwable) {
+        log.atError().addKeyValue("url", config.redactedElasticsearchUrl).addKeyValue("error", describe(e))
+            .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
+        repository.close()
+        exitProcess(1)
+    }
+
+    val metrics = Metrics()
+    val inFlight = AtomicInteger()
+    // The listening channels, so that shutdown can stop accepting first and then wait for the
+    // requests in flight: Netty's graceful event-loop shutdown closes open connections at once.
+    val listeners = CopyOnWriteArrayList<Channel>()
+    val server = embeddedServer(Netty, configure = {
+        connector {
+            host = "0.0.0.0"
+            port = config.port
+        }
+        // Netty answers an over-long request line itself (plain text); let targets up to this
+        // length reach the application, which answers the contract's JSON 414.
+        maxInitialLineLength = MAX_INITIAL_LINE
+        maxHeaderSize = 64 * 1024
+        configureBootstrap = { handler(ListenerCapture(listeners)) }
+        shutdownGracePeriod = SHUTDOWN_GRACE_MS
+        shutdownTimeout = SHUTDOWN_TIMEOUT_MS
+    }) {
+        cityref(repository, metrics, inFlight)
+    }
+
+    val stopped = CountDownLatch(1)
+    val stop = { signal: Signal ->
+        log.atInfo().addKeyValue("signal", signal.name).addKeyValue("in_flight", inFlight.get()).log("shutting down")
+        listeners.forEach { it.close().syncUninterruptibly() }
+        val deadline = System.nanoTime() + SHUTDOWN_DRAIN_MS * 1_000_000
+        while (inFlight.get() > 0 && System.nanoTime() < deadline) Thread.sleep(10)
+        server.stop(SHUTDOWN_GRACE_MS, SHUTDOWN_TIMEOUT_MS)
+        stopped.countDown()
+    }
+    Signal.handle(Signal("TERM")) { Thread({ stop(it) }, "shutdown").start() }
+    Signal.handle(Signal("INT")) { Thread({ stop(it) }, "shutdown").start() }
+
+    server.start(wait = false)
+    val engine = server.engineConfig
+    log.atInfo()
+        .addKeyValue("port", config.port)
+        .addKeyValue("available_processors", processors)
+        .addKeyValue("connection_group_size", engine.connectionGroupSize)
+        .addKeyValue("worker_group_size", engine.workerGroupSize)
+        .addKeyValue("call_group_size", engine.callGroupSize)
+        .addKeyValue("elasticsearch_url", config.redactedElasticsearchUrl)
+        .log("listening on port {}", config.port)
+
+    stopped.await()
+    repository.close()
+    log.info("stopped")
+    exitProcess(0)
+}
+
+/** Parent-channel handler of the server bootstrap: remembers each listening channel. */
+@ChannelHandler.Sharable
+private class ListenerCapture(private val listeners: MutableList<Channel>) : ChannelInboundHandlerAdapter() {
+    override fun handlerAdded(ctx: ChannelHandlerContext) {
+        listeners += ctx.channel()
+    }
+}

@@ -1,0 +1,88 @@
+package cityref
+
+import io.ktor.server.application.ApplicationCall
+import io.ktor.server.application.createApplicationPlugin
+import io.ktor.server.application.hooks.ResponseSent
+import io.ktor.server.request.httpMethod
+import io.ktor.server.request.uri
+import io.ktor.util.AttributeKey
+import io.micrometer.core.instrument.Timer
+import io.micrometer.prometheusmetrics.PrometheusConfig
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
+import org.slf4j.LoggerFactory
+import java.time.Duration
+import java.util.concurrent.TimeUnit
+
+/** Longest request target (path and query as sent) answered normally. */
+const val MAX_REQUEST_TARGET = 8192
+
+/** The listed paths; anything else is 404, whatever the method. */
+val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
+
+/** Methods of RFC 9110 plus PATCH; any other is counted as `_OTHER`. */
+private val KNOWN_METHODS = setOf("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
+
+private val BUCKETS = doubleArrayOf(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+
+/** Prometheus text format 0.0.4. */
+const val METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+/** `http_server_request_duration_seconds` (OpenTelemetry's `http.server.request.duration`). */
+class Metrics {
+    val registry = PrometheusMeterRegistry(PrometheusConfig.DEFAULT)
+    private val slos = BUCKETS.map { Duration.ofNanos((it * 1e9).toLong()) }.toTypedArray()
+
+    fun record(method: String, route: String, status: Int, nanos: Long) {
+        Timer.builder("http.server.request.duration")
+            .description("Duration of HTTP server requests.")
+            .tags(
+                "http_request_method", if (method in KNOWN_METHODS) method else "_OTHER",
+                "http_route", route,
+                "http_response_status_code", status.toString(),
+            )
+            .serviceLevelObjectives(*slos)
+            .register(registry)
+            .record(nanos, TimeUnit.NANOSECONDS)
+    }
+
+    fun scrape(): String = registry.scrape()
+}
+
+private val START = AttributeKey<Long>("cityref.start")
+private val requestLog = LoggerFactory.getLogger("cityref.request")
+
+/** The raw request target's path, as sent (no decoding, no normalisation). */
+val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
+
+class RequestTelemetryConfig {
+    lateinit var metrics: Metrics
+    /** Requests received and not yet answered (graceful shutdown waits for 0). */
+    var inFlight = java.util.concurrent.atomic.AtomicInteger()
+}
+
+/**
+ * Per request, once the response is sent: one `info` log line and one observation of the
+ * duration histogram; also counts the requests in flight for the graceful shutdown.
+ */
+val RequestTelemetry = createApplicationPlugin("RequestTelemetry", ::RequestTelemetryConfig) {
+    val metrics = pluginConfig.metrics
+    val inFlight = pluginConfig.inFlight
+    onCall { call ->
+        inFlight.incrementAndGet()
+        call.attributes.put(START, System.nanoTime())
+    }
+    on(ResponseSent) { call ->
+        inFlight.decrementAndGet()
+        val nanos = System.nanoTime() - (call.attributes.getOrNull(START) ?: System.nanoTime())
+        val status = call.response.status()?.value ?: 0
+        val method = call.request.httpMethod.value
+        val path = call.rawPath
+        metrics.record(method, if (path in LISTED_PATHS && call.request.uri.length <= MAX_REQUEST_TARGET) path else "", status, nanos)
+        requestLog.atInfo()
+            .addKeyValue("method", method)
+            .addKeyValue("path", call.request.uri.take(MAX_REQUEST_TARGET))
+            .addKeyValue("status", status)
+            .addKeyValue("duration_ms", nanos / 1e6)
+            .log("request")
+    }
+}
