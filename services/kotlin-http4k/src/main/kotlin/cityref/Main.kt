@@ -1,0 +1,85 @@
+package cityref
+
+import ch.qos.logback.classic.Level
+import ch.qos.logback.classic.LoggerContext
+import org.http4k.server.ServerConfig.StopMode
+import org.http4k.server.asServer
+import org.slf4j.Logger
+import org.slf4j.LoggerFactory
+import sun.misc.Signal
+import java.time.Duration
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import kotlin.system.exitProcess
+
+private val log = LoggerFactory.getLogger("cityref")
+
+/** SIGTERM/SIGINT: requests in flight get this long to finish (the spec: exit within 15 s). */
+private val SHUTDOWN_GRACE: Duration = Duration.ofSeconds(10)
+
+/** The startup round-trip never takes longer than this (the spec: exit within 15 s). */
+private const val STARTUP_CHECK_MAX_MS = 10_000L
+
+fun main() {
+    try {
+        run()
+    } catch (e: Throwable) {
+        // Never linger half-started: the Elasticsearch client's threads would keep the JVM alive.
+        log.error("startup failed", e)
+        exitProcess(1)
+    }
+}
+
+private fun run() {
+    val config = try {
+        loadConfig()
+    } catch (e: ConfigException) {
+        log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+        exitProcess(2)
+    }
+    (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+        Level.toLevel(config.logLevel.uppercase())
+
+    val repository = Repository(config)
+    try {
+        Executors.newVirtualThreadPerTaskExecutor().use { executor ->
+            executor.submit(repository::checkHealth)
+                .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
+        }
+    } catch (e: Throwable) {
+        log.atError().addKeyValue("url", config.redactedElasticsearchUrl).addKeyValue("error", describe(e))
+            .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
+        exitProcess(1)
+    }
+
+    val telemetry = Telemetry()
+    val app = cityrefApp(repository, telemetry)
+    val stopMode = StopMode.Graceful(SHUTDOWN_GRACE)
+    // Jetty with virtual threads: the backend and thread choice are measured in README.md.
+    val serverConfig = CityrefJetty(config.port, stopMode, telemetry, virtualThreads = true)
+    val server = app.asServer(serverConfig).start()
+
+    val stopped = CountDownLatch(1)
+    val stop = { signal: Signal ->
+        log.atInfo().addKeyValue("signal", signal.name).log("shutting down")
+        server.stop() // Jetty: stop accepting, let requests in flight finish (up to SHUTDOWN_GRACE)
+        stopped.countDown()
+    }
+    Signal.handle(Signal("TERM")) { Thread.ofPlatform().name("shutdown").start { stop(it) } }
+    Signal.handle(Signal("INT")) { Thread.ofPlatform().name("shutdown").start { stop(it) } }
+
+    log.atInfo()
+        .addKeyValue("port", config.port)
+        .addKeyValue("available_processors", Runtime.getRuntime().availableProcessors())
+        .addKeyValue("virtual_thread_carriers", System.getProperty("jdk.virtualThreadScheduler.parallelism")?.toIntOrNull() ?: Runtime.getRuntime().availableProcessors())
+        .addKeyValue("jetty_threads", serverConfig.threadPool.threads)
+        .addKeyValue("jetty_selectors", serverConfig.selectors)
+        .addKeyValue("elasticsearch_url", config.redactedElasticsearchUrl)
+        .log("listening on port {}", config.port)
+
+    stopped.await()
+    repository.close()
+    log.info("stopped")
+    exitProcess(0)
+}

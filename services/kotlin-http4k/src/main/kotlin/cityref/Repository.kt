@@ -1,0 +1,107 @@
+package cityref
+
+import co.elastic.clients.elasticsearch.ElasticsearchClient
+import co.elastic.clients.elasticsearch.core.GetRequest
+import co.elastic.clients.json.jackson.JacksonJsonpMapper
+import co.elastic.clients.transport.rest_client.RestClientTransport
+import com.fasterxml.jackson.databind.node.ObjectNode
+import org.apache.http.HttpHost
+import org.apache.http.message.BasicHeader
+import org.elasticsearch.client.RestClient
+import org.slf4j.LoggerFactory
+import java.io.InterruptedIOException
+import java.util.Base64
+import java.util.concurrent.ConcurrentHashMap
+
+/** A document's `_source`: GoOut's flat dotted keys (`"name.en"`). */
+typealias Source = ObjectNode
+
+/** What the handler needs from the backend (the [Repository], or a fake in tests). */
+interface CityLookup {
+    fun findCity(id: Long, language: String): Source?
+    fun findRegion(id: Long): Source?
+}
+
+private const val CITY_ALIAS = "city"
+private const val REGION_ALIAS = "region"
+
+/** A region is cached for every language, so all its names are fetched (never `geometry`). */
+private val REGION_FIELDS = listOf("name.cs", "name.de", "name.en", "name.pl", "name.sk")
+
+/**
+ * Elasticsearch through the official Java client's blocking API, one call per lookup on the
+ * request's own thread (thread-per-request, like http4k itself). Cities are never cached;
+ * regions that were found are, for the life of the process.
+ */
+class Repository(config: Config) : CityLookup, AutoCloseable {
+    private val log = LoggerFactory.getLogger(Repository::class.java)
+    private val timeoutMs = config.elasticsearchTimeoutMs
+    private val regions = ConcurrentHashMap<Long, Source>()
+
+    private val restClient: RestClient = RestClient.builder(
+        HttpHost(config.elasticsearchUrl.host, config.elasticsearchUrl.port.takeIf { it > 0 }
+            ?: if (config.elasticsearchUrl.scheme == "https") 443 else 80, config.elasticsearchUrl.scheme),
+    ).apply {
+        config.elasticsearchUrl.rawPath?.trimEnd('/')?.takeIf { it.isNotEmpty() }?.let(::setPathPrefix)
+        // Basic auth sent preemptively (a credentials provider would wait for a 401 first).
+        if (config.username != null) {
+            val token = Base64.getEncoder().encodeToString("${config.username}:${config.password ?: ""}".toByteArray())
+            setDefaultHeaders(arrayOf(BasicHeader("Authorization", "Basic $token")))
+        }
+        // ELASTICSEARCH_TIMEOUT_MS bounds the wait for a pooled connection, the connect and every
+        // read: no answer within it → SocketTimeoutException → 504.
+        setRequestConfigCallback {
+            it.setConnectionRequestTimeout(timeoutMs).setConnectTimeout(timeoutMs).setSocketTimeout(timeoutMs)
+        }
+        setHttpClientConfigCallback { it.useSystemProperties().setProxy(null) }
+    }.build()
+
+    private val client = ElasticsearchClient(RestClientTransport(restClient, JacksonJsonpMapper()))
+
+    /** The startup round-trip: `GET /_cluster/health`. Throws on failure. */
+    fun checkHealth() {
+        client.cluster().health()
+    }
+
+    /** The city's scalar fields and its name in [language]; null for a plain not-found. */
+    override fun findCity(id: Long, language: String): Source? =
+        getSource(CITY_ALIAS, id, listOf("id", "countryIso", "isFeatured", "regionId", "name.$language"))
+
+    /** The region's names, from the cache or else from Elasticsearch (only found regions are kept). */
+    override fun findRegion(id: Long): Source? =
+        regions[id] ?: getSource(REGION_ALIAS, id, REGION_FIELDS)?.also { regions[id] = it }
+
+    /**
+     * `GET /<alias>/_doc/<id>?_source_includes=<fields>`: the `_source` of a found document, null
+     * for a plain not-found (`"found":false`), [AppError.Timeout] when there is no answer in
+     * time, [AppError.Unavailable] for anything else (refused, reset, 429/5xx, an error body, an
+     * answer that is not a document or lacks the `X-Elastic-Product` header).
+     */
+    private fun getSource(alias: String, id: Long, fields: List<String>): Source? {
+        val request = GetRequest.of { it.index(alias).id(id.toString()).sourceIncludes(fields) }
+        val response = try {
+            client.get(request, ObjectNode::class.java)
+        } catch (e: Exception) {
+            if (e.causes().any { it is InterruptedIOException }) { // SocketTimeout, ConnectTimeout
+                log.atWarn().addKeyValue("timeout_ms", timeoutMs).log("Elasticsearch timed out: GET /{}/_doc/{}", alias, id)
+                throw AppError.Timeout
+            }
+            log.atWarn().addKeyValue("error", describe(e)).log("Elasticsearch unavailable: GET /{}/_doc/{}", alias, id)
+            throw AppError.Unavailable
+        }
+        if (!response.found()) return null
+        return response.source() ?: run {
+            log.warn("Elasticsearch answered GET /{}/_doc/{} with a document without _source", alias, id)
+            throw AppError.Unavailable
+        }
+    }
+
+    override fun close() = restClient.close()
+}
+
+private fun Throwable.causes(): Sequence<Throwable> = generateSequence(this) { it.cause.takeIf { c -> c !== it } }.take(10)
+
+/** An exception and its causes, each text once. */
+fun describe(e: Throwable): String =
+    e.causes().map { t -> t.message?.let { "${t.javaClass.simpleName}: $it" } ?: t.javaClass.simpleName }
+        .distinct().joinToString(" <- ")
