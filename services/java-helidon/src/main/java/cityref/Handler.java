@@ -1,0 +1,201 @@
+package cityref;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import cityref.generated.model.City;
+import cityref.generated.model.Error;
+import cityref.generated.model.Health;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Method;
+import io.helidon.http.NotFoundException;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonWriter;
+import jakarta.json.JsonWriterFactory;
+
+/** The routing: telemetry, the request-target guard, the four listed paths and the error contract. */
+public final class Handler {
+    private static final Logger LOG = Logger.getLogger("cityref.handler");
+    /** {@code Content-Type: application/json}, exactly (no charset parameter). */
+    static final String JSON = "application/json";
+    /** Compact JSON; JSON-P keeps insertion order and writes non-ASCII literally. */
+    private static final JsonWriterFactory WRITER = Json.createWriterFactory(Map.of());
+    /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
+    private static final byte[] OPENAPI_JSON = resource("/openapi.json");
+
+    private Handler() {
+    }
+
+    /** Registers everything on {@code routing}. */
+    public static void routing(HttpRouting.Builder routing, CityLookup repository, Telemetry telemetry) {
+        byte[] health = json(healthJson(new Health(Health.StatusEnum.UP)));
+        routing.addFilter(telemetry)
+                .addFilter((chain, req, res) -> {
+                    // The request target as sent: 414 before anything else, then exact path matching
+                    // (Helidon's router matches the decoded, normalised path: `//`, `.`, `;x=1`).
+                    if (Telemetry.target(req.prologue()).length() > Telemetry.MAX_REQUEST_TARGET) {
+                        sendError(req, res, AppError.uriTooLong());
+                    } else if (!Telemetry.LISTED_PATHS.contains(req.prologue().uriPath().rawPath())) {
+                        sendError(req, res, AppError.noSuchResource());
+                    } else {
+                        chain.proceed();
+                    }
+                })
+                .error(AppError.class, Handler::sendError)
+                .error(NotFoundException.class, (req, res, e) -> sendError(req, res, AppError.noSuchResource()))
+                .error(Exception.class, (req, res, e) -> {
+                    LOG.log(Level.SEVERE, "unhandled error", e);
+                    sendError(req, res, AppError.internal());
+                });
+        route(routing, "/city/v1/get", (req, res) -> {
+            Query query = Query.parse(req.prologue().query().rawValue());
+            send(req, res, Status.OK_200, JSON, json(cityJson(getCity(repository, query))));
+        });
+        route(routing, "/health", (req, res) -> send(req, res, Status.OK_200, JSON, health));
+        route(routing, "/api-docs", (req, res) -> send(req, res, Status.OK_200, JSON, OPENAPI_JSON));
+        route(routing, "/metrics", (req, res) -> send(req, res, Status.OK_200, Telemetry.METRICS_CONTENT_TYPE,
+                telemetry.scrape().getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /** GET and HEAD run {@code handler} (HEAD without the body); any other method is 405. */
+    private static void route(HttpRouting.Builder routing, String path, io.helidon.webserver.http.Handler handler) {
+        routing.get(path, handler)
+                .head(path, handler)
+                .any(path, (req, res) -> {
+                    throw AppError.methodNotAllowed();
+                });
+    }
+
+    /** Looks the city and its region up and runs the contract's checks in the contract's order. */
+    static City getCity(CityLookup repository, Query query) {
+        long id = query.id();
+        String language = query.language().getValue();
+        ObjectNode city = repository.findCity(id, language);
+        if (city == null) {
+            throw AppError.cityNotFound(id);
+        }
+        JsonNode countryIso = city.get("countryIso");
+        JsonNode isFeatured = city.get("isFeatured");
+        Long regionId = longOrNull(city.get("regionId"));
+        Long storedId = longOrNull(city.get("id"));
+        if (countryIso == null || !countryIso.isTextual() || isFeatured == null || !isFeatured.isBoolean()
+                || regionId == null || storedId == null) {
+            throw AppError.cityMalformed(id);
+        }
+        String name = nameIn(city, language);
+        if (name == null) {
+            throw AppError.cityNameMissing(id, language);
+        }
+        ObjectNode region = repository.findRegion(regionId);
+        if (region == null) {
+            throw AppError.regionNotFound(regionId, id);
+        }
+        String regionName = nameIn(region, language);
+        if (regionName == null) {
+            throw AppError.regionNameMissing(regionId, language);
+        }
+        return new City(countryIso.textValue(), storedId, isFeatured.booleanValue(), name, regionName);
+    }
+
+    private static Long longOrNull(JsonNode node) {
+        return node != null && node.isIntegralNumber() && node.canConvertToLong() ? node.longValue() : null;
+    }
+
+    /** {@code "name.<language>"}; absent, null, empty or not a string all count as missing. */
+    private static String nameIn(ObjectNode source, String language) {
+        JsonNode name = source.get("name." + language);
+        return name != null && name.isTextual() && !name.textValue().isEmpty() ? name.textValue() : null;
+    }
+
+    /** The generated model as JSON-P, keys in the schema's order. */
+    static JsonObject cityJson(City city) {
+        return Json.createObjectBuilder()
+                .add("countryIso", city.getCountryIso())
+                .add("id", city.getId())
+                .add("isFeatured", city.getIsFeatured())
+                .add("name", city.getName())
+                .add("regionName", city.getRegionName())
+                .build();
+    }
+
+    static JsonObject healthJson(Health health) {
+        return Json.createObjectBuilder().add("status", health.getStatus().getValue()).build();
+    }
+
+    static JsonObject errorJson(Error error) {
+        return Json.createObjectBuilder().add("message", error.getMessage()).build();
+    }
+
+    static byte[] json(JsonObject object) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
+        try (JsonWriter writer = WRITER.createWriter(out, StandardCharsets.UTF_8)) {
+            writer.writeObject(object);
+        }
+        return out.toByteArray();
+    }
+
+    /** An {@link AppError} as the contract's {@code {"message":...}} body (405 with {@code Allow}). */
+    static void sendError(ServerRequest req, ServerResponse res, AppError error) {
+        if (error.status().code() == Status.METHOD_NOT_ALLOWED_405.code()) {
+            res.header(HeaderNames.ALLOW, "GET, HEAD");
+        }
+        send(req, res, error.status(), JSON, json(errorJson(new Error(error.getMessage()))));
+    }
+
+    /**
+     * The body as bytes with exactly {@code contentType}. HEAD gets the same status and headers,
+     * {@code Content-Length} included, and no body (Helidon leaves HEAD to the application).
+     */
+    static void send(ServerRequest req, ServerResponse res, Status status, String contentType, byte[] body) {
+        res.status(status);
+        res.header(HeaderNames.CONTENT_TYPE, contentType);
+        if (Method.HEAD.equals(req.prologue().method())) {
+            res.header(HeaderNames.CONTENT_LENGTH, Integer.toString(body.length));
+            res.send();
+        } else {
+            res.send(body);
+        }
+    }
+
+    /**
+     * Requests Helidon rejects before routing (a malformed request line or headers, a request line
+     * longer than the server's limit): the contract's JSON body, logged and counted like every request.
+     */
+    static DirectHandler directHandler(Telemetry telemetry) {
+        return (request, eventType, defaultStatus, headers, message) -> {
+            AppError error = AppError.rejected(defaultStatus);
+            telemetry.observeRejected(request.method(), request.path(), error.status().code());
+            return DirectHandler.TransportResponse.builder()
+                    .status(error.status())
+                    .headers(headers)
+                    .header(HeaderNames.CONTENT_TYPE, JSON)
+                    .entity(json(errorJson(new Error(error.getMessage()))))
+                    .build();
+        };
+    }
+
+    private static byte[] resource(String name) {
+        try (InputStream in = Handler.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + name);
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

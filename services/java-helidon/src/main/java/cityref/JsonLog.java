@@ -1,0 +1,167 @@
+package cityref;
+
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.logging.ErrorManager;
+import java.util.logging.Formatter;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogManager;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * JSON lines on stdout through java.util.logging (the JDK logging Helidon itself uses):
+ * {@code ts} (RFC 3339, UTC, milliseconds), {@code level} (lower case), {@code msg}, then typed
+ * fields. Installed by {@code logging.properties} ({@code handlers=cityref.JsonLog}).
+ */
+public final class JsonLog extends Handler {
+    private static final DateTimeFormatter TS =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX").withZone(ZoneOffset.UTC);
+    private static final PrintStream OUT = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out),
+            false, StandardCharsets.UTF_8);
+
+    /** Key-value pairs of a log record, kept typed (numbers stay JSON numbers). */
+    record Fields(Object[] keyValues) {
+    }
+
+    private final Formatter formatter = new Formatter() {
+        @Override
+        public String format(LogRecord record) {
+            return JsonLog.format(record, formatMessage(record));
+        }
+    };
+
+    public JsonLog() {
+        setFormatter(formatter);
+    }
+
+    /** Logs {@code msg} with typed fields: {@code key1, value1, key2, value2, ...}. */
+    public static void log(Logger logger, Level level, String msg, Object... keyValues) {
+        if (!logger.isLoggable(level)) {
+            return;
+        }
+        LogRecord record = new LogRecord(level, msg);
+        record.setLoggerName(logger.getName());
+        record.setParameters(new Object[] {new Fields(keyValues)});
+        logger.log(record);
+    }
+
+    /** The root level for LOG_LEVEL (error, warn, info, debug). */
+    public static void setLevel(String logLevel) {
+        Level level = switch (logLevel) {
+            case "error" -> Level.SEVERE;
+            case "warn" -> Level.WARNING;
+            case "debug" -> Level.FINE;
+            default -> Level.INFO;
+        };
+        Logger root = LogManager.getLogManager().getLogger("");
+        root.setLevel(level);
+        for (Handler h : root.getHandlers()) {
+            h.setLevel(level);
+        }
+    }
+
+    @Override
+    public void publish(LogRecord record) {
+        if (!isLoggable(record)) {
+            return;
+        }
+        try {
+            String line = getFormatter().format(record);
+            synchronized (OUT) {
+                OUT.print(line);
+                OUT.flush();
+            }
+        } catch (RuntimeException e) {
+            reportError(null, e, ErrorManager.FORMAT_FAILURE);
+        }
+    }
+
+    @Override
+    public void flush() {
+        OUT.flush();
+    }
+
+    @Override
+    public void close() {
+        flush(); // never close stdout
+    }
+
+    static String format(LogRecord record, String message) {
+        StringBuilder out = new StringBuilder(256);
+        out.append("{\"ts\":\"").append(TS.format(record.getInstant())).append('"');
+        out.append(",\"level\":\"").append(level(record.getLevel())).append('"');
+        out.append(",\"msg\":");
+        quote(out, message == null ? "" : message);
+        Object[] params = record.getParameters();
+        if (params != null && params.length == 1 && params[0] instanceof Fields(Object[] kv)) {
+            for (int i = 0; i + 1 < kv.length; i += 2) {
+                out.append(',');
+                quote(out, String.valueOf(kv[i]));
+                out.append(':');
+                value(out, kv[i + 1]);
+            }
+        }
+        String logger = record.getLoggerName();
+        if (logger != null && !logger.startsWith("cityref")) {
+            out.append(",\"logger\":");
+            quote(out, logger);
+        }
+        Throwable thrown = record.getThrown();
+        if (thrown != null) {
+            out.append(",\"error\":");
+            quote(out, Repository.describe(thrown));
+        }
+        return out.append("}\n").toString();
+    }
+
+    private static String level(Level level) {
+        int v = level.intValue();
+        if (v >= Level.SEVERE.intValue()) {
+            return "error";
+        } else if (v >= Level.WARNING.intValue()) {
+            return "warn";
+        } else if (v >= Level.INFO.intValue()) {
+            return "info";
+        }
+        return "debug";
+    }
+
+    private static void value(StringBuilder out, Object v) {
+        switch (v) {
+            case null -> out.append("null");
+            case Integer i -> out.append(i);
+            case Long l -> out.append(l);
+            case Short s -> out.append(s);
+            case Boolean b -> out.append(b);
+            case Double d when Double.isFinite(d) -> out.append(d);
+            default -> quote(out, v.toString());
+        }
+    }
+
+    private static void quote(StringBuilder out, String s) {
+        out.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < ' ' || c == '\u2028' || c == '\u2029') {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        out.append('"');
+    }
+}

@@ -1,0 +1,128 @@
+package cityref;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.helidon.http.DirectHandler;
+import io.helidon.logging.common.LogConfig;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.WebServerConfig;
+import io.helidon.webserver.http.DirectHandlers;
+import io.helidon.webserver.http1.Http1Config;
+import sun.misc.Signal;
+
+/** Configuration, the startup check, the server, signal handling. */
+public final class Main {
+    private static final Logger LOG = Logger.getLogger("cityref");
+    /** Longest request line Helidon reads; targets up to this reach the routing, which answers the JSON 414. */
+    private static final int MAX_PROLOGUE = 128 * 1024;
+    /** SIGTERM/SIGINT: how long requests in flight may take to finish (the spec: exit within 15 s). */
+    private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
+    /** Upper bound of the startup round-trip to Elasticsearch. */
+    private static final int STARTUP_CHECK_MAX_MS = 10_000;
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
+        try {
+            run();
+        } catch (Throwable e) {
+            // Never linger half-started: the Elasticsearch client's threads would keep the JVM alive.
+            LOG.log(Level.SEVERE, "startup failed", e);
+            System.exit(1);
+        }
+    }
+
+    private static void run() throws Exception {
+        Config config;
+        try {
+            config = Config.load(System.getenv());
+        } catch (Config.ConfigException e) {
+            JsonLog.log(LOG, Level.SEVERE, "invalid configuration: " + e.getMessage(), "variable", e.variable());
+            System.exit(2);
+            return;
+        }
+        JsonLog.setLevel(config.logLevel());
+
+        Repository repository = new Repository(startupConfig(config));
+        try (Repository check = repository) {
+            check.checkHealth();
+        } catch (Exception e) {
+            JsonLog.log(LOG, Level.SEVERE, "Elasticsearch is not reachable at " + config.redactedElasticsearchUrl()
+                    + " (GET /_cluster/health)", "url", config.redactedElasticsearchUrl(), "error", Repository.describe(e));
+            System.exit(1);
+            return;
+        }
+        repository = new Repository(config);
+        CityLookup lookup = repository;
+
+        Telemetry telemetry = new Telemetry();
+        WebServer server = configure(WebServer.builder(), telemetry)
+                .host("0.0.0.0")
+                .port(config.port())
+                .routing(routing -> Handler.routing(routing, lookup, telemetry))
+                .build();
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        Repository backend = repository;
+        Runnable stop = () -> {
+            JsonLog.log(LOG, Level.INFO, "shutting down", "in_flight", telemetry.inFlight());
+            server.stop(); // stops accepting, lets requests in flight finish (up to SHUTDOWN_GRACE)
+            try {
+                backend.close();
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "closing the Elasticsearch client failed", e);
+            }
+            stopped.countDown();
+        };
+        for (String name : new String[] {"TERM", "INT"}) {
+            Signal.handle(new Signal(name), signal -> Thread.ofPlatform().name("shutdown").start(stop));
+        }
+
+        server.start();
+        if (!server.isRunning()) { // e.g. the port is taken: Helidon logs why and returns, not listening
+            JsonLog.log(LOG, Level.SEVERE, "could not listen on port " + config.port(), "port", config.port());
+            backend.close();
+            System.exit(1);
+            return;
+        }
+        JsonLog.log(LOG, Level.INFO, "listening on port " + server.port(),
+                "port", server.port(),
+                "available_processors", Runtime.getRuntime().availableProcessors(),
+                "elasticsearch_url", config.redactedElasticsearchUrl());
+        stopped.await();
+        JsonLog.log(LOG, Level.INFO, "stopped");
+        System.exit(0);
+    }
+
+    /**
+     * Server settings of the contract: HTTP/1.1 reads request lines up to MAX_PROLOGUE and leaves
+     * path and query validation to the application; requests Helidon rejects itself get the JSON body.
+     */
+    static WebServerConfig.Builder configure(WebServerConfig.Builder server, Telemetry telemetry) {
+        DirectHandlers.Builder rejected = DirectHandlers.builder();
+        for (DirectHandler.EventType type : DirectHandler.EventType.values()) {
+            rejected.addHandler(type, Handler.directHandler(telemetry));
+        }
+        return server
+                .shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
+                .shutdownGracePeriod(SHUTDOWN_GRACE)
+                .addProtocol(Http1Config.builder()
+                        .maxPrologueLength(MAX_PROLOGUE)
+                        // The contract decides what an invalid path or query means (404, 400 per parameter).
+                        .validatePath(false)
+                        .validatePrologue(false)
+                        .build())
+                .directHandlers(rejected.build());
+    }
+
+    /** The startup check's client: the request timeout capped so that a failing start ends within 15 s. */
+    private static Config startupConfig(Config config) {
+        return new Config(config.port(), config.elasticsearchUrl(), config.username(), config.password(),
+                Math.min(config.elasticsearchTimeoutMs(), STARTUP_CHECK_MAX_MS), config.logLevel());
+    }
+}

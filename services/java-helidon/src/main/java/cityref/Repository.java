@@ -1,0 +1,150 @@
+package cityref;
+
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import co.elastic.clients.elasticsearch.ElasticsearchClient;
+import co.elastic.clients.elasticsearch.core.GetResponse;
+import co.elastic.clients.json.jackson.JacksonJsonpMapper;
+import co.elastic.clients.transport.rest_client.RestClientTransport;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.http.HttpHost;
+import org.apache.http.conn.ConnectTimeoutException;
+import org.apache.http.message.BasicHeader;
+import org.elasticsearch.client.RestClient;
+import org.elasticsearch.client.RestClientBuilder;
+
+/**
+ * Elasticsearch through the official Java client's blocking API: every call blocks the request's
+ * virtual thread (Helidon runs each request on its own), so plain sequential code is enough.
+ * Cities are never cached; regions that were found are, for the life of the process.
+ */
+public final class Repository implements CityLookup, AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Repository.class.getName());
+    private static final String CITY_ALIAS = "city";
+    private static final String REGION_ALIAS = "region";
+    /** A region is cached for every language, so all its names are fetched (never geometry). */
+    private static final List<String> REGION_FIELDS = List.of("name.cs", "name.de", "name.en", "name.pl", "name.sk");
+    /** Pooled connections to Elasticsearch (the low-level client's default is 10 per route). */
+    private static final int MAX_CONNECTIONS = 64;
+
+    private final RestClient restClient;
+    private final ElasticsearchClient client;
+    private final Map<Long, ObjectNode> regions = new ConcurrentHashMap<>();
+
+    public Repository(Config config) {
+        int timeout = config.elasticsearchTimeoutMs();
+        var url = config.elasticsearchUrl();
+        int port = url.getPort() > 0 ? url.getPort() : ("https".equals(url.getScheme()) ? 443 : 80);
+        RestClientBuilder builder = RestClient.builder(new HttpHost(url.getHost(), port, url.getScheme()));
+        String path = url.getRawPath();
+        if (path != null && !path.isEmpty() && !path.equals("/")) {
+            builder.setPathPrefix(path.replaceAll("/+$", ""));
+        }
+        if (config.username() != null) {
+            // Basic auth sent preemptively (a credentials provider would wait for a 401 first).
+            String secret = config.username() + ":" + (config.password() == null ? "" : config.password());
+            String token = Base64.getEncoder().encodeToString(secret.getBytes(StandardCharsets.UTF_8));
+            builder.setDefaultHeaders(new BasicHeader[] {new BasicHeader("Authorization", "Basic " + token)});
+        }
+        // No answer within ELASTICSEARCH_TIMEOUT_MS (connecting, waiting for a pooled connection or
+        // for the response) ends the blocking call with a timeout exception: 504.
+        builder.setRequestConfigCallback(rc -> rc.setConnectTimeout(timeout)
+                .setSocketTimeout(timeout)
+                .setConnectionRequestTimeout(timeout));
+        builder.setHttpClientConfigCallback(hc -> hc.setMaxConnPerRoute(MAX_CONNECTIONS)
+                .setMaxConnTotal(MAX_CONNECTIONS));
+        this.restClient = builder.build();
+        this.client = new ElasticsearchClient(new RestClientTransport(restClient, new JacksonJsonpMapper()));
+    }
+
+    /** The startup round-trip: {@code GET /_cluster/health}. */
+    public void checkHealth() throws IOException {
+        client.cluster().health();
+    }
+
+    @Override
+    public ObjectNode findCity(long id, String language) {
+        return getSource(CITY_ALIAS, id, List.of("id", "countryIso", "isFeatured", "regionId", "name." + language));
+    }
+
+    @Override
+    public ObjectNode findRegion(long id) {
+        ObjectNode cached = regions.get(id);
+        if (cached != null) {
+            return cached;
+        }
+        ObjectNode region = getSource(REGION_ALIAS, id, REGION_FIELDS);
+        if (region != null) {
+            regions.put(id, region);
+        }
+        return region;
+    }
+
+    /**
+     * {@code GET /<alias>/_doc/<id>?_source_includes=<fields>}: the {@code _source} of a found
+     * document, null for a plain not-found ({@code "found":false}), a 504 {@link AppError} when
+     * there is no answer in time, a 503 for anything else (refused, reset, 429/5xx, an error body,
+     * an answer that is not a document or lacks the X-Elastic-Product header).
+     */
+    private ObjectNode getSource(String alias, long id, List<String> fields) {
+        GetResponse<ObjectNode> response;
+        try {
+            response = client.get(g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields), ObjectNode.class);
+        } catch (Exception e) {
+            throw backendFailure("GET /" + alias + "/_doc/" + id, e);
+        }
+        if (!response.found()) {
+            return null;
+        }
+        if (response.source() == null) {
+            LOG.log(Level.WARNING, "Elasticsearch answered GET /{0}/_doc/{1} with a document without _source",
+                    new Object[] {alias, id});
+            throw AppError.unavailable();
+        }
+        return response.source();
+    }
+
+    private static AppError backendFailure(String what, Exception e) {
+        boolean timedOut = false;
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SocketTimeoutException || t instanceof ConnectTimeoutException) {
+                timedOut = true;
+                break;
+            }
+        }
+        JsonLog.log(LOG, Level.WARNING, timedOut ? "Elasticsearch timed out: " + what : "Elasticsearch unavailable: " + what,
+                "error", describe(e));
+        return timedOut ? AppError.timeout() : AppError.unavailable();
+    }
+
+    /** An exception and its causes, each text once. */
+    static String describe(Throwable e) {
+        StringBuilder out = new StringBuilder();
+        String last = null;
+        int n = 0;
+        for (Throwable t = e; t != null && n < 5; t = t.getCause() == t ? null : t.getCause(), n++) {
+            String text = t.getMessage() == null ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + t.getMessage();
+            if (!text.equals(last)) {
+                if (!out.isEmpty()) {
+                    out.append(" <- ");
+                }
+                out.append(text);
+            }
+            last = text;
+        }
+        return out.toString();
+    }
+
+    @Override
+    public void close() throws IOException {
+        restClient.close();
+    }
+}

@@ -1,0 +1,113 @@
+package cityref;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.helidon.http.HttpPrologue;
+import io.helidon.webserver.http.Filter;
+import io.helidon.webserver.http.FilterChain;
+import io.helidon.webserver.http.RoutingRequest;
+import io.helidon.webserver.http.RoutingResponse;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+/**
+ * Per request, once it is answered: one {@code info} log line and one observation of the
+ * {@code http_server_request_duration_seconds} histogram; also counts requests in flight.
+ */
+public final class Telemetry implements Filter {
+    /** Longest request target (path and query as sent) answered normally. */
+    public static final int MAX_REQUEST_TARGET = 8192;
+    /** The listed paths; anything else is 404, whatever the method. */
+    public static final Set<String> LISTED_PATHS = Set.of("/city/v1/get", "/health", "/api-docs", "/metrics");
+    /** Prometheus text format 0.0.4. */
+    public static final String METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    /** Methods of RFC 9110 plus PATCH; any other is counted as {@code _OTHER}. */
+    private static final Set<String> KNOWN_METHODS =
+            Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH");
+    private static final double[] BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10};
+    private static final Logger REQUEST_LOG = Logger.getLogger("cityref.request");
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Duration[] slos = Arrays.stream(BUCKETS)
+            .mapToObj(s -> Duration.ofNanos((long) (s * 1e9))).toArray(Duration[]::new);
+    private final AtomicInteger inFlight = new AtomicInteger();
+
+    /** Requests received and not yet answered. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** The Prometheus text exposition of the registry. */
+    public String scrape() {
+        return registry.scrape();
+    }
+
+    /** One observation of {@code http.server.request.duration} (OpenTelemetry's name). */
+    public void record(String method, String route, int status, long nanos) {
+        Timer.builder("http.server.request.duration")
+                .description("Duration of HTTP server requests.")
+                .tags("http_request_method", KNOWN_METHODS.contains(method) ? method : "_OTHER",
+                      "http_route", route,
+                      "http_response_status_code", Integer.toString(status))
+                .serviceLevelObjectives(slos)
+                .register(registry)
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The request target as sent on the request line, rebuilt from Helidon's raw path, query and
+     * fragment. Helidon keeps no trace of an empty query, so {@code /health?} comes back as {@code /health}.
+     */
+    public static String target(HttpPrologue prologue) {
+        StringBuilder target = new StringBuilder(prologue.uriPath().rawPath());
+        if (!prologue.query().rawValue().isEmpty()) {
+            target.append('?').append(prologue.query().rawValue());
+        }
+        if (prologue.fragment().hasValue()) {
+            target.append('#').append(prologue.fragment().rawValue());
+        }
+        return target.toString();
+    }
+
+    @Override
+    public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
+        long start = System.nanoTime();
+        inFlight.incrementAndGet();
+        boolean ok = false;
+        try {
+            chain.proceed();
+            ok = true;
+        } finally {
+            inFlight.decrementAndGet();
+            observe(req.prologue(), ok ? res.status().code() : 500, System.nanoTime() - start);
+        }
+    }
+
+    /** Logs and counts a request Helidon rejected before routing (method and target as far as it read them). */
+    public void observeRejected(String method, String target, int status) {
+        int query = target.indexOf('?');
+        observe(method, target, query < 0 ? target : target.substring(0, query), status, 0);
+    }
+
+    private void observe(HttpPrologue prologue, int status, long nanos) {
+        observe(prologue.method().text(), target(prologue), prologue.uriPath().rawPath(), status, nanos);
+    }
+
+    private void observe(String method, String target, String path, int status, long nanos) {
+        String route = LISTED_PATHS.contains(path) && target.length() <= MAX_REQUEST_TARGET ? path : "";
+        record(method, route, status, nanos);
+        JsonLog.log(REQUEST_LOG, Level.INFO, "request",
+                "method", method,
+                "path", target.length() > MAX_REQUEST_TARGET ? target.substring(0, MAX_REQUEST_TARGET) : target,
+                "status", status,
+                "duration_ms", nanos / 1e6);
+    }
+}
