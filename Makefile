@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help up down test spec lint generate es es-stop es-reset data-bench
+.PHONY: help up down test spec lint generate images test-images es es-stop es-reset data-bench
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -13,6 +13,12 @@ down:  ## stop the services and Elasticsearch
 
 test:  ## spec lint, unit tests of every service, full conformance of every service
 	@scripts/test.sh
+
+images:  ## build every service's container image (podman, no daemon); OCI archives in images/
+	@scripts/images.sh build
+
+test-images:  ## run every image under --cpus 1.5 --memory 512m: startup, idle memory, full conformance
+	@scripts/images.sh test
 
 spec:  ## regenerate spec/openapi.json from spec/openapi.yaml
 	@scripts/python.sh scripts/spec_json.py

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: spec lint, the suite's self-tests, every service's unit tests, then the full
-# conformance suite against every implementation in services/*/cityref.yaml (built and started by
-# the suite against the Elasticsearch fixture). Runs every stage, prints a timing table, and exits
-# non-zero if any stage failed. JUnit XML lands in results/.
+# `make test`: spec lint, the suite's self-tests, every service's unit tests, the full conformance
+# suite against every implementation in services/*/cityref.yaml (built and started by the suite
+# against the Elasticsearch fixture), then every image (`make images`, `make test-images`).
+# Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
+# in results/.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 mkdir -p results
@@ -28,6 +29,8 @@ for svc in $services; do
   stage "conformance: $svc" scripts/python.sh -m conformance --service "$svc" \
     --es-url "$(scripts/es.sh url)" --junit "results/conformance-$svc.xml"
 done
+stage "images: build" scripts/images.sh build
+stage "images: conformance, startup, memory" scripts/images.sh test
 
 echo
 printf '%-40s %8s  %s\n' "stage" "seconds" "result"

@@ -1,0 +1,31 @@
+# cityref java-helidon: the service's thin jar and libs/ (Helidon's layout) on a jlink'd
+# Temurin 25 runtime with an AOT cache from a training run (Dockerfiles/jvm/build.sh).
+# Build context: the repository root, after `make -C services/java-helidon build`
+# (Dockerfiles/README.md; `make images` does both and passes local JDK_IMAGE/BASE_IMAGE, since
+# nothing can be pulled there).
+ARG JDK_IMAGE=eclipse-temurin:25-jdk
+ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
+
+FROM ${JDK_IMAGE} AS build
+COPY Dockerfiles/jvm/ /build/
+COPY Dockerfiles/jvm/jvm.args services/java-helidon/target/cityref-java-helidon.jar /app/
+COPY services/java-helidon/target/libs/ /app/libs/
+RUN sh /build/build.sh /app/cityref-java-helidon.jar
+
+FROM ${BASE_IMAGE}
+ARG VERSION=dev
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="cityref-java-helidon" \
+      org.opencontainers.image.description="cityref city service: Java, Helidon SE 4 (virtual threads), elasticsearch-java" \
+      org.opencontainers.image.source="https://github.com/cityref/cityref" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
+COPY --from=build /opt/jre /opt/jre
+COPY --from=build /app /app
+USER 65532:65532
+ENV PORT=8080
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-jar", \
+            "/app/cityref-java-helidon.jar"]

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Build stage of the JVM images (Dockerfiles/{kotlin-ktor,kotlin-http4k,java-helidon}.Dockerfile),
+# run in a JDK 25 image with the service in /app:
+#   build.sh <jar> [java options the service runs with, besides @/app/jvm.args]
+# 1. /opt/jre: a jlink'd runtime with only the JDK modules jdeps finds in the jar (and /app/libs).
+# 2. Fixed mtimes (0) on /opt/jre and /app: the AOT cache records the jars' mtimes and the image
+#    layers are written with the same fixed timestamp (podman build --timestamp 0; Docker keeps 0).
+# 3. The AOT training run (Train.java) writes /app/cityref.aot.
+set -eu
+jar=$1; shift
+libs=$(find /app/libs -name '*.jar' 2>/dev/null | sort || true)
+# shellcheck disable=SC2086 # the jar list is split on purpose
+modules=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar" $libs)
+echo "jlink modules: $modules"
+jlink --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=zip-6 \
+  --output /opt/jre
+find /opt/jre /app -exec touch -h -d @0 {} +
+java "$(dirname "$0")/Train.java" /app/cityref.aot /opt/jre/bin/java @/app/jvm.args "$@" -jar "$jar"

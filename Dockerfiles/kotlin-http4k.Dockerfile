@@ -1,0 +1,29 @@
+# cityref kotlin-http4k: the service's fat jar on a jlink'd Temurin 25 runtime with an AOT cache
+# from a training run (Dockerfiles/jvm/build.sh). Build context: the repository root, after
+# `make -C services/kotlin-http4k build` (Dockerfiles/README.md; `make images` does both and
+# passes local JDK_IMAGE/BASE_IMAGE, since nothing can be pulled there).
+ARG JDK_IMAGE=eclipse-temurin:25-jdk
+ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
+
+FROM ${JDK_IMAGE} AS build
+COPY Dockerfiles/jvm/ /build/
+COPY Dockerfiles/jvm/jvm.args services/kotlin-http4k/target/cityref-kotlin-http4k.jar /app/
+RUN sh /build/build.sh /app/cityref-kotlin-http4k.jar
+
+FROM ${BASE_IMAGE}
+ARG VERSION=dev
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="cityref-kotlin-http4k" \
+      org.opencontainers.image.description="cityref city service: Kotlin, http4k 6 (Jetty 12, virtual threads), elasticsearch-java" \
+      org.opencontainers.image.source="https://github.com/cityref/cityref" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
+COPY --from=build /opt/jre /opt/jre
+COPY --from=build /app /app
+USER 65532:65532
+ENV PORT=8080
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-jar", \
+            "/app/cityref-kotlin-http4k.jar"]

@@ -1,0 +1,30 @@
+# cityref kotlin-ktor: the service's fat jar on a jlink'd Temurin 25 runtime with an AOT cache
+# from a training run (Dockerfiles/jvm/build.sh). Build context: the repository root, after
+# `make -C services/kotlin-ktor build` (Dockerfiles/README.md; `make images` does both and
+# passes local JDK_IMAGE/BASE_IMAGE, since nothing can be pulled there).
+ARG JDK_IMAGE=eclipse-temurin:25-jdk
+ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
+
+FROM ${JDK_IMAGE} AS build
+COPY Dockerfiles/jvm/ /build/
+COPY Dockerfiles/jvm/jvm.args services/kotlin-ktor/target/cityref-kotlin-ktor.jar /app/
+RUN sh /build/build.sh /app/cityref-kotlin-ktor.jar --enable-native-access=ALL-UNNAMED
+
+FROM ${BASE_IMAGE}
+ARG VERSION=dev
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="cityref-kotlin-ktor" \
+      org.opencontainers.image.description="cityref city service: Kotlin, Ktor 3 (Netty), elasticsearch-java" \
+      org.opencontainers.image.source="https://github.com/cityref/cityref" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
+COPY --from=build /opt/jre /opt/jre
+COPY --from=build /app /app
+USER 65532:65532
+ENV PORT=8080
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+# --enable-native-access: Netty's native transport, as in services/kotlin-ktor/run.sh.
+ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", \
+            "--enable-native-access=ALL-UNNAMED", "-jar", "/app/cityref-kotlin-ktor.jar"]

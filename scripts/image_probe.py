@@ -1,0 +1,172 @@
+"""Startup time and idle memory of one service image, as `make test-images` reports them.
+
+    image_probe.py --podman P --image I --es-url U --json OUT   run the image once and measure
+    image_probe.py --table FILE...                              print the results as a table
+
+The container runs as in the benchmark: --cpus 1.5 --memory 512m (no swap), host network.
+Startup is timed from just before `podman run` to the first 200 of a city lookup (launch, i.e.
+what an orchestrator waits for) and from the container's own start (State.StartedAt, i.e.
+without podman's setup). Idle memory is the container cgroup's memory usage (v1
+memory.usage_in_bytes, v2 memory.current) two seconds after 50 requests; "rss" is the
+service process's VmRSS. Each figure is the median of --runs fresh containers (default 3). With
+--add-host and a host name in --es-url, it also shows that the image resolves names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import http.client
+import json
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+LIMITS = ["--cpus", "1.5", "--memory", "512m", "--memory-swap", "512m"]
+PATH = "/city/v1/get?id=1&language=en"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port: int, path: str = PATH, timeout: float = 1.0) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    finally:
+        conn.close()
+
+
+def cgroup_memory(pid: int) -> int | None:
+    """Memory usage of the cgroup holding pid: v2 unified (memory.current) or v1 memory."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        hid, controllers, path = line.split(":", 2)
+        if hid == "0" and controllers == "":
+            f = Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.current"
+            if f.exists():
+                return int(f.read_text())
+        elif "memory" in controllers.split(","):
+            f = Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.usage_in_bytes"
+            if f.exists():
+                return int(f.read_text())
+    return None
+
+
+def rss_kib(pid: int) -> int | None:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return None
+
+
+def parse_started(s: str) -> float:
+    """podman inspect's State.StartedAt: RFC 3339 with nanoseconds (2026-11-22T00:34:29.123456789Z)."""
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", s)
+    if not m:
+        raise ValueError(f"unexpected StartedAt {s!r}")
+    whole = dt.datetime.fromisoformat(m[1] + (m[3] if m[3] != "Z" else "+00:00"))
+    return whole.timestamp() + float("0." + (m[2] or "0"))
+
+
+def probe_once(args: argparse.Namespace) -> dict:
+    podman = args.podman.split()
+    port = free_port()
+    name = f"cityref-probe-{port}"
+    env = ["-e", f"PORT={port}", "-e", f"ELASTICSEARCH_URL={args.es_url}"]
+    env += [f"--add-host={h}" for h in args.add_host]
+    t0 = time.time()
+    subprocess.run(podman + ["run", "-d", "--rm", "--pull=never", "--network", "host", "--name", name,
+                             "--label", "cityref.test=1", *LIMITS, *env, args.image],
+                   check=True, stdout=subprocess.DEVNULL)
+    try:
+        first = None
+        deadline = t0 + 60
+        while time.time() < deadline:
+            try:
+                if get(port, timeout=0.5) == 200:
+                    first = time.time()
+                    break
+            except OSError:
+                pass
+            time.sleep(0.002)
+        if first is None:
+            raise SystemExit(f"{args.image}: no 200 within 60 s")
+        inspect = json.loads(subprocess.run(podman + ["inspect", name], check=True,
+                                            capture_output=True, text=True).stdout)[0]
+        started = parse_started(inspect["State"]["StartedAt"]) if "StartedAt" in inspect["State"] else None
+        pid = inspect["State"]["Pid"]
+        for _ in range(50):
+            get(port)
+        time.sleep(2)
+        memory = cgroup_memory(pid)
+        rss = rss_kib(pid)
+        t_stop = time.time()
+        subprocess.run(podman + ["stop", "-t", "15", name], check=True, stdout=subprocess.DEVNULL)
+        stop_s = time.time() - t_stop
+    finally:
+        subprocess.run(podman + ["rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return {
+        "startup_launch_s": round(first - t0, 4),
+        "startup_container_s": round(first - started, 4) if started else None,
+        "idle_memory_bytes": memory,
+        "idle_rss_kib": rss,
+        "stop_s": round(stop_s, 3),
+    }
+
+
+def probe(args: argparse.Namespace) -> dict:
+    """args.runs fresh containers; the median of each figure, and every run's figures."""
+    runs = [probe_once(args) for _ in range(args.runs)]
+    size = int(subprocess.run(args.podman.split() + ["image", "inspect", "--format", "{{.Size}}", args.image],
+                              check=True, capture_output=True, text=True).stdout)
+    result: dict = {"image": args.image, "size_bytes": size, "limits": " ".join(LIMITS)}
+    for key in runs[0]:
+        values = [r[key] for r in runs if r[key] is not None]
+        result[key] = statistics.median(values) if values else None
+    result["runs"] = runs
+    return result
+
+
+def table(files: list[str]) -> None:
+    print(f"{'image':36} {'size':>9} {'startup (launch)':>17} {'startup (in container)':>23} "
+          f"{'idle memory':>12} {'idle RSS':>9}")
+    for f in files:
+        r = json.loads(Path(f).read_text())
+        mem = f"{r['idle_memory_bytes'] / 2**20:.1f} MiB" if r["idle_memory_bytes"] else "n/a"
+        rss = f"{r['idle_rss_kib'] / 1024:.1f} MiB" if r["idle_rss_kib"] else "n/a"
+        inside = f"{r['startup_container_s'] * 1000:.0f} ms" if r["startup_container_s"] is not None else "n/a"
+        print(f"{r['image']:36} {r['size_bytes'] / 1e6:6.1f} MB {r['startup_launch_s'] * 1000:14.0f} ms "
+              f"{inside:>23} {mem:>12} {rss:>9}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--podman", default="podman")
+    p.add_argument("--image")
+    p.add_argument("--es-url")
+    p.add_argument("--json")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--add-host", action="append", default=[], metavar="NAME:IP",
+                   help="an /etc/hosts entry in the container (to reach Elasticsearch by name)")
+    p.add_argument("--table", nargs="+")
+    args = p.parse_args()
+    if args.table:
+        table(args.table)
+        return
+    result = probe(args)
+    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    table([args.json])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
