@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help up down test spec lint generate images test-images es es-stop es-reset data-bench
+.PHONY: help up down test spec lint generate images test-images es es-stop es-reset data-bench bench bench-full
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -11,7 +11,13 @@ up:  ## Elasticsearch + fixture + every implemented service, printing URLs and a
 down:  ## stop the services and Elasticsearch
 	@scripts/down.sh
 
-test:  ## spec lint, unit tests of every service, full conformance of every service
+bench:  ## the benchmark, quick profile: sets everything up, writes bench/out/latest/report.html (ARGS=… for options)
+	@scripts/bench.sh --profile quick $(ARGS)
+
+bench-full:  ## the benchmark, the original study's full profile (connections 2…2048, 3 interleaved repeats)
+	@scripts/bench.sh --profile full $(ARGS)
+
+test:  ## spec lint, unit tests of every service, full conformance of every service, bench tests + smoke run, images
 	@scripts/test.sh
 
 images:  ## build every service's container image (podman, no daemon); OCI archives in images/

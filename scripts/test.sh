@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: spec lint, the suite's self-tests, every service's unit tests, the full conformance
 # suite against every implementation in services/*/cityref.yaml (built and started by the suite
-# against the Elasticsearch fixture), then every image (`make images`, `make test-images`).
+# against the Elasticsearch fixture), the benchmark harness's unit tests and smoke run (bench/),
+# then every image (`make images`, `make test-images`).
 # Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
 # in results/.
 source "$(dirname "$0")/lib.sh"
@@ -20,6 +21,7 @@ stage() {
 
 stage "spec lint" scripts/lint-spec.sh
 stage "conformance self-tests" scripts/python.sh -m pytest -q conformance/tests_self
+stage "bench unit tests" scripts/python.sh -m pytest -q bench/tests
 services=$(scripts/python.sh scripts/services.py list)
 for svc in $services; do
   stage "unit tests: $svc" make -C "services/$svc" test
@@ -29,6 +31,7 @@ for svc in $services; do
   stage "conformance: $svc" scripts/python.sh -m conformance --service "$svc" \
     --es-url "$(scripts/es.sh url)" --junit "results/conformance-$svc.xml"
 done
+stage "bench smoke run" scripts/bench.sh smoke
 stage "images: build" scripts/images.sh build
 stage "images: conformance, startup, memory" scripts/images.sh test
 

@@ -1,0 +1,1 @@
+"""cityref benchmark harness: `scripts/python.sh -m bench --help`."""

@@ -1,0 +1,172 @@
+"""Command line: `python -m bench [options]` runs a benchmark; `python -m bench report RUN.json` redraws HTML."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from . import report, runner, targets
+from .targets import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def services() -> list[dict]:
+    return [yaml.safe_load(p.read_text()) for p in sorted(ROOT.glob("services/*/cityref.yaml"))]
+
+
+def ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--profile", choices=sorted(runner.PROFILES), default="quick")
+    g = p.add_argument_group("targets")
+    g.add_argument("--services", help="comma-separated services (default: every services/*/cityref.yaml)")
+    g.add_argument("--no-bare", action="store_true", help="skip the services run bare")
+    g.add_argument("--no-images", action="store_true", help="skip the services' images")
+    g.add_argument("--image-tag", default="dev", help="tag of localhost/cityref/<service> images")
+    g.add_argument("--no-floor", action="store_true", help="skip the nginx proxy floor")
+    g.add_argument("--no-ceiling", action="store_true", help="skip load straight at the upstream")
+    g.add_argument("--image", action="append", default=[], metavar="IMAGE",
+                   help="also benchmark this image (started like the services' images)")
+    g.add_argument("--url", action="append", default=[], metavar="URL",
+                   help="also benchmark an already running service at this base URL (no CPU/memory figures)")
+    g = p.add_argument_group("upstream and requests")
+    g.add_argument("--upstream", choices=["elasticsearch", "static"], default="elasticsearch")
+    g.add_argument("--es-url", default="http://127.0.0.1:9250")
+    g.add_argument("--mode", choices=["fixed", "random"], default="fixed",
+                   help="one fixed city (the original) or random ids of the bench dataset")
+    g.add_argument("--city-id", type=int, default=1_000_000, help="the fixed city")
+    g.add_argument("--random-ids", type=int, default=10_000, help="how many distinct ids random mode draws")
+    g.add_argument("--dataset-cities", type=int, default=100_000, help="cities in the loaded bench dataset")
+    g = p.add_argument_group("method (profile overrides)")
+    g.add_argument("--repeats", type=int)
+    g.add_argument("--warmup", type=str, help="connections of the warm-up steps, e.g. 1,1,1,1,1")
+    g.add_argument("--warmup-seconds", type=float)
+    g.add_argument("--connections", type=str, help="measured steps, e.g. 2,4,8,16")
+    g.add_argument("--step-seconds", type=float)
+    g.add_argument("--rates", type=str, help="open-loop rates (req/s), e.g. 500,2000")
+    g.add_argument("--open-seconds", type=float)
+    g.add_argument("--pause-seconds", type=float, help="idle time between steps")
+    g.add_argument("--no-open-loop", action="store_true")
+    g.add_argument("--no-verify", action="store_true", help="skip the conformance golden gate")
+    g.add_argument("--no-pin", action="store_true", help="no taskset / cpuset placement")
+    g.add_argument("--cpus", type=float, default=1.5, help="CPU quota of each target")
+    g.add_argument("--memory-mib", type=int, default=512, help="memory limit of each target (swap off)")
+    g.add_argument("--log-level", default="warn", help="LOG_LEVEL of the services (info logs every request)")
+    g.add_argument("--price", type=float, default=0.0275, help="USD per vCPU-hour for the cost figure")
+    g.add_argument("--timeout", type=int, default=15, help="request timeout of the load generators, seconds")
+    p.add_argument("--vegeta", default=str(ROOT / ".cache" / "bin" / "vegeta"))
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    return p
+
+
+def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Target]:
+    all_services = services()
+    wanted = a.services.split(",") if a.services else [s["name"] for s in all_services]
+    unknown = set(wanted) - {s["name"] for s in all_services}
+    if unknown:
+        raise SystemExit(f"unknown services: {', '.join(sorted(unknown))}")
+    chosen = [s for s in all_services if s["name"] in wanted]
+    out: list[targets.Target] = []
+    if not a.no_bare:
+        out += [targets.bare(s["name"], [str(x) for x in s["command"]]) for s in chosen]
+    if not a.no_images:
+        out += [targets.image(f"{s['name']} (image)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"])
+                for s in chosen]
+    out += [targets.image(ref, ref) for ref in a.image]
+    out += [targets.external(u) for u in a.url]
+    if not a.no_floor:
+        out.append(targets.floor(upstream_label))
+    if not a.no_ceiling:
+        from .upstream import es_meter
+        out.append(targets.ceiling(upstream_label, a.es_url, es_meter()))
+    return out
+
+
+def config(a: argparse.Namespace) -> runner.Config:
+    prof = runner.PROFILES[a.profile]
+    overrides = {k: v for k, v in {
+        "repeats": a.repeats, "warmup": ints(a.warmup) if a.warmup is not None else None,
+        "warmup_s": a.warmup_seconds, "connections": ints(a.connections) if a.connections else None,
+        "step_s": a.step_seconds, "open_rates": ints(a.rates) if a.rates is not None else None,
+        "open_s": a.open_seconds, "pause_s": a.pause_seconds}.items() if v is not None}
+    prof = replace(prof, **overrides)
+    label = "static upstream" if a.upstream == "static" else "Elasticsearch"
+    return runner.Config(
+        profile=prof, targets=build_targets(a, label), upstream=a.upstream, es_url=a.es_url, mode=a.mode,
+        city_id=a.city_id, random_ids=a.random_ids, dataset_cities=a.dataset_cities,
+        limits=Limits(a.cpus, a.memory_mib * 2**20), pin=not a.no_pin, log_level=a.log_level,
+        price_per_vcpu_hour=a.price, open_loop=not a.no_open_loop and bool(prof.open_rates), verify=not a.no_verify,
+        vegeta=a.vegeta, out=a.out, timeout_s=a.timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["check"]:
+        problems = check(json.loads(Path(argv[1]).read_text()))
+        print("\n".join(problems) or f"{argv[1]}: ok")
+        return 1 if problems else 0
+    if argv[:1] == ["report"]:
+        for f in argv[1:]:
+            doc = json.loads(Path(f).read_text())
+            Path(f).with_name("report.html").write_text(report.html(doc))
+            print(Path(f).with_name("report.html"))
+        return 0
+    a = parser().parse_args(argv)
+    cfg = config(a)
+    if cfg.open_loop and not Path(cfg.vegeta).exists():
+        raise SystemExit(f"open loop needs vegeta at {cfg.vegeta} (scripts/bench.sh builds it) or --no-open-loop")
+    outdir = runner.run(cfg)
+    doc = json.loads((outdir / "run.json").read_text())
+    print(text_summary(doc))
+    print(f"\nreport: {outdir / 'report.html'}\nrun file: {outdir / 'run.json'}")
+    return 0 if all(r["status"] == "ok" for r in doc["results"]) else 1
+
+
+def check(doc: dict) -> list[str]:
+    """What makes a run file unusable: failed targets, steps without successes or (where measured) CPU."""
+    problems = []
+    if doc.get("schema") != runner.SCHEMA:
+        problems.append(f"schema {doc.get('schema')!r} is not {runner.SCHEMA}")
+    if not doc.get("results"):
+        problems.append("no results")
+    for r in doc.get("results", []):
+        name = f"{r['target']} (repeat {r['repeat'] + 1})"
+        if r["status"] != "ok":
+            problems.append(f"{name}: {r['reason']}")
+            continue
+        for s in r["steps"]:
+            if s["successes"] <= 0:
+                problems.append(f"{name}: a {s['kind']} step served nothing")
+            if r["kind"] in ("bare", "image", "floor") and not s["cpu_s"]:
+                problems.append(f"{name}: a {s['kind']} step has no CPU figure")
+        if r["kind"] in ("bare", "image", "floor") and not (r.get("totals") or {}).get("requests_per_cpu_s"):
+            problems.append(f"{name}: no requests per CPU-second")
+    return problems
+
+
+def text_summary(doc: dict) -> str:
+    lines = [f"{'target':34} {'peak req/s':>10} {'CPU µs/req':>10} {'req/CPU-s':>10} {'× floor':>8} "
+             f"{'startup':>9} {'mem HWM':>10} {'errors':>8}  status"]
+    for r in doc["summary"]:
+        def med(key: str) -> float | None:
+            return r[key]["median"] if r[key] else None
+        st = med("startup_s")
+        mem = med("memory_peak_bytes_last_step")
+        err = med("error_ratio")
+        rpc = med("requests_per_cpu_s")
+        lines.append(
+            f"{r['target'][:34]:34} {report.fmt_num(med('peak_rps')):>10} "
+            f"{report.fmt_num(med('cpu_us_per_request_at_peak'), 1):>10} {report.fmt_num(rpc):>10} "
+            f"{report.fmt_num(r['ratio_to_floor'], 2):>8} {'–' if st is None else f'{st * 1000:.0f} ms':>9} "
+            f"{report.fmt_bytes(mem):>10} {'–' if err is None else f'{err:.2%}':>8}  "
+            + ("ok" if r["ok"] == r["runs"] else "; ".join(r["failures"])[:120]))
+    return "\n".join(lines)

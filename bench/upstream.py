@@ -1,0 +1,140 @@
+"""The upstream every target talks to: the real Elasticsearch, or nginx serving its pre-rendered answers."""
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+from . import nginx
+from .targets import CgroupMeter, Env, Limits, Meter, ProcMeter, _start_in_group, _stop_group, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+ES_PIDFILE = ROOT / ".cache" / "es" / "logs" / "es.pid"
+
+
+def es_get(es: str, path: str, body: dict | None = None) -> dict:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(es + path, data=data, method="POST" if data else "GET",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def es_meter() -> Meter:
+    """CPU and RSS of the Elasticsearch JVM: the pid file of scripts/es.sh, else any process running
+    Elasticsearch's main class (a node started from another checkout)."""
+    def pids() -> list[int]:
+        try:
+            return [int(ES_PIDFILE.read_text())]
+        except (OSError, ValueError):
+            pass
+        found = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if b"org.elasticsearch.bootstrap.Elasticsearch" in cmdline.read_bytes():
+                    found.append(int(cmdline.parent.name))
+            except OSError:
+                continue
+        return found
+    return ProcMeter(pids)
+
+
+def fixture_ids() -> tuple[list[int], list[int]]:
+    fx = ROOT / "data" / "fixture"
+    cities = json.loads((fx / "cities.json").read_text())
+    regions = json.loads((fx / "regions.json").read_text())
+    return [int(c["id"]) for c in cities], [int(r["id"]) for r in regions]
+
+
+def prerender(es: str, docs: Path, city_ids: list[int]) -> int:
+    """Writes docs/plain/{city,region}/<id> = the document as Elasticsearch's GET answers it (geometry
+    and population left out: no service asks for them), for city_ids, the fixture, and their regions."""
+    plain = docs / "plain"
+    for kind in ("city", "region"):
+        (plain / kind).mkdir(parents=True, exist_ok=True)
+    compat = docs / "compat"
+    if not compat.exists():
+        compat.symlink_to("plain")
+    (plain / "_cluster_health").write_text(json.dumps(es_get(es, "/_cluster/health")))
+    fx_cities, fx_regions = fixture_ids()
+    region_ids: set[int] = set(fx_regions)
+    wanted = sorted(set(city_ids) | set(fx_cities))
+    written = 0
+    for kind, ids in (("city", wanted), ("region", None)):
+        if ids is None:
+            ids = sorted(region_ids)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            res = es_get(es, f"/{kind}/_mget?_source_excludes=geometry,population", {"ids": [str(x) for x in chunk]})
+            for doc in res["docs"]:
+                if not doc.get("found"):
+                    continue
+                for key in ("_version", "_seq_no", "_primary_term"):
+                    doc.setdefault(key, 1)
+                (plain / kind / doc["_id"]).write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+                written += 1
+                src = doc.get("_source", {})
+                if kind == "city" and isinstance(src.get("regionId"), int):
+                    region_ids.add(src["regionId"])
+    return written
+
+
+class Upstream:
+    kind: str
+    url: str
+    meter: Meter
+    description: str
+
+    def stop(self) -> None:
+        pass
+
+
+class EsUpstream(Upstream):
+    kind = "elasticsearch"
+
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+        self.meter = es_meter()
+        health = es_get(self.url, "/_cluster/health")
+        self.description = f"Elasticsearch at {self.url} (cluster {health.get('cluster_name')}, " \
+                           f"status {health.get('status')}); unpinned, not limited by the harness"
+
+
+class StaticUpstream(Upstream):
+    kind = "static"
+
+    def __init__(self, es: str, city_ids: list[int], workdir: Path, cpus: str | None, limits: Limits):
+        docs = workdir / "static-docs"
+        n = prerender(es.rstrip("/"), docs, city_ids)
+        d = workdir / "static-nginx"
+        d.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        workers = max(1, int(-(-limits.cpus // 1)))
+        (d / "nginx.conf").write_text(nginx.static_conf(d, port, docs, workers))
+        self.url = f"http://127.0.0.1:{port}"
+        env = Env(upstream_url="", limits=limits, cpus=cpus, logdir=workdir / "logs")
+        self.proc, self.group, _ = _start_in_group(
+            "static-upstream", ["nginx", "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")],
+            d, env, {}, self.url + "/_cluster/health")
+        self.meter = CgroupMeter(self.group)
+        self.description = (f"static: nginx serving {n} pre-rendered Elasticsearch answers from {es} at {self.url} "
+                            f"(same limits as the targets, CPUs {cpus or 'unpinned'})")
+
+    def stop(self) -> None:
+        _stop_group(self.proc, self.group)
+
+
+def es_ready(es: str) -> bool:
+    try:
+        es_get(es, "/_cluster/health")
+        return True
+    except OSError:
+        return False
+
+
+def bench_data_loaded(es: str, first_id: int) -> bool:
+    try:
+        return bool(es_get(es, f"/city/_doc/{first_id}?_source_includes=id").get("found"))
+    except OSError:
+        return False
+

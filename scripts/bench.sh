@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `make bench` / `make bench-full`: set up everything a benchmark needs, then run the harness (bench/).
+#   scripts/bench.sh [HARNESS OPTIONS]   setup, then `python -m bench HARNESS OPTIONS` (see --help)
+#   scripts/bench.sh setup [OPTIONS]     setup only
+#   scripts/bench.sh smoke               the harness's own smoke run for `make test`: rust-actix bare,
+#                                        two 2-second steps, fixture city, then `python -m bench check`
+# Setup (idempotent): wrk and nginx (apt-get), vegeta (Go proxy, into .cache/bin), Elasticsearch with
+# the fixture (scripts/es.sh up), the bench dataset (make data-bench) unless already loaded, every
+# service's `make build`, and the images that do not exist yet (scripts/images.sh build;
+# BENCH_REBUILD_IMAGES=1 rebuilds them all). --no-images / --no-bare / --services are honoured.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+VEGETA_VERSION=v12.12.0
+VEGETA="$CACHE/bin/vegeta"
+
+apt_tools() {
+  local missing=()
+  command -v wrk >/dev/null || missing+=(wrk)
+  command -v nginx >/dev/null || missing+=(nginx-light)
+  command -v taskset >/dev/null || missing+=(util-linux)
+  [ ${#missing[@]} = 0 ] && return
+  log "installing ${missing[*]} (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } \
+    || die "apt-get install ${missing[*]} failed"
+}
+
+# vegeta from the Go module proxy: `go install …@version` is refused here (machine notes §5.2), a
+# scratch module with `go get` + `go build` works.
+vegeta() {
+  [ -x "$VEGETA" ] && return
+  command -v go >/dev/null || die "go missing: needed to build vegeta (or pass --no-open-loop)"
+  log "building vegeta $VEGETA_VERSION into $VEGETA"
+  local tmp; tmp=$(mktemp -d)
+  (cd "$tmp" && go mod init tmp/vegeta >/dev/null 2>&1 && go get "github.com/tsenart/vegeta/v12@$VEGETA_VERSION" \
+    && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.Version=$VEGETA_VERSION" -o "$VEGETA" github.com/tsenart/vegeta/v12) >"$CACHE/vegeta-build.log" 2>&1 \
+    || { rm -rf "$tmp"; tail -20 "$CACHE/vegeta-build.log" >&2; die "building vegeta failed"; }
+  rm -rf "$tmp"
+}
+
+has() { local x=$1; shift; for a in "$@"; do [ "$a" = "$x" ] && return 0; done; return 1; }
+
+selected_services() {
+  local prev=""
+  for a in "$@"; do
+    case "$a" in --services=*) echo "${a#--services=}" | tr , ' '; return ;; esac
+    [ "$prev" = "--services" ] && { echo "$a" | tr , ' '; return; }
+    prev=$a
+  done
+  scripts/python.sh scripts/services.py list
+}
+
+setup() {
+  apt_tools
+  has --no-open-loop "$@" || vegeta
+  scripts/es.sh up
+  local es; es=$(scripts/es.sh url)
+  if ! curl -fsS "$es/city/_doc/1000000?_source_includes=id" 2>/dev/null | grep -q '"found":true'; then
+    log "loading the bench dataset (make data-bench)"
+    make --no-print-directory data-bench
+  fi
+  local svcs; svcs=$(selected_services "$@")
+  if ! has --no-bare "$@"; then
+    for svc in $svcs; do
+      log "building $svc (make -C services/$svc build)"
+      make -C "services/$svc" --no-print-directory build >"$CACHE/bench-build-$svc.log" 2>&1 \
+        || { tail -30 "$CACHE/bench-build-$svc.log" >&2; die "building $svc failed"; }
+    done
+  fi
+  if ! has --no-images "$@"; then
+    local todo=()
+    for svc in $svcs; do
+      if [ -n "${BENCH_REBUILD_IMAGES:-}" ] || ! scripts/podman.sh image exists "localhost/cityref/$svc:dev"; then todo+=("$svc"); fi
+    done
+    [ ${#todo[@]} = 0 ] || scripts/images.sh build "${todo[@]}"
+  fi
+}
+
+case "${1:-}" in
+  setup) shift; setup "$@" ;;
+  smoke)
+    apt_tools
+    scripts/es.sh up
+    make -C services/rust-actix --no-print-directory build >"$CACHE/bench-build-rust-actix.log" 2>&1 \
+      || { tail -30 "$CACHE/bench-build-rust-actix.log" >&2; die "building rust-actix failed"; }
+    out="$ROOT/bench/out/smoke"
+    scripts/python.sh -m bench --profile smoke --services rust-actix --no-images --no-floor --no-ceiling \
+      --no-open-loop --city-id 3 --out "$out"
+    scripts/python.sh -m bench check "$out/latest/run.json" ;;
+  *) setup "$@"; scripts/python.sh -m bench "$@" ;;
+esac
