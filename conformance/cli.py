@@ -7,6 +7,7 @@ import os
 import pathlib
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -119,8 +120,23 @@ def print_summary(plugin: RunnerPlugin, groups: list[str], n_cases: int, elapsed
     print(f"\nJUnit XML: {junit}   run time: {elapsed:.1f}s")
 
 
+def default_signals() -> None:
+    """Let the services the suite starts see SIGINT and SIGTERM with their default disposition.
+
+    A signal ignored by a parent stays ignored across exec: a background job of a non-interactive
+    shell (`cmd &` in a script, a CI runner) starts with SIGINT ignored, and a JVM then keeps it
+    ignored, so the lifecycle check "SIGINT -> exit 0" would test the caller's shell instead of
+    the service. A handled signal is reset to the default on exec, so handling it here suffices.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    default_signals()
     t0 = time.monotonic()
     out = pathlib.Path(args.out or HERE / "out").resolve()
     out.mkdir(parents=True, exist_ok=True)

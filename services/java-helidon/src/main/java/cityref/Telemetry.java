@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -81,13 +82,21 @@ public final class Telemetry implements Filter {
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
         long start = System.nanoTime();
         inFlight.incrementAndGet();
-        boolean ok = false;
+        // Observed just before the response is sent, so that a /metrics read made after a
+        // response always counts it; a response never sent (the handler failed) counts as 500.
+        AtomicBoolean observed = new AtomicBoolean();
+        res.beforeSend(() -> {
+            if (observed.compareAndSet(false, true)) {
+                observe(req.prologue(), res.status().code(), System.nanoTime() - start);
+            }
+        });
         try {
             chain.proceed();
-            ok = true;
         } finally {
             inFlight.decrementAndGet();
-            observe(req.prologue(), ok ? res.status().code() : 500, System.nanoTime() - start);
+            if (observed.compareAndSet(false, true)) {
+                observe(req.prologue(), 500, System.nanoTime() - start);
+            }
         }
     }
 

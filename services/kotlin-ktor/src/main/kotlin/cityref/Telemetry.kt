@@ -2,6 +2,7 @@ package cityref
 
 import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.createApplicationPlugin
+import io.ktor.server.application.hooks.ResponseBodyReadyForSend
 import io.ktor.server.application.hooks.ResponseSent
 import io.ktor.server.request.httpMethod
 import io.ktor.server.request.uri
@@ -61,8 +62,9 @@ class RequestTelemetryConfig {
 }
 
 /**
- * Per request, once the response is sent: one `info` log line and one observation of the
- * duration histogram; also counts the requests in flight for the graceful shutdown.
+ * Per request: one observation of the duration histogram when the response is ready to send (so
+ * that a `/metrics` read made after a response always counts it), one `info` log line once it is
+ * sent; also counts the requests in flight for the graceful shutdown.
  */
 val RequestTelemetry = createApplicationPlugin("RequestTelemetry", ::RequestTelemetryConfig) {
     val metrics = pluginConfig.metrics
@@ -71,18 +73,21 @@ val RequestTelemetry = createApplicationPlugin("RequestTelemetry", ::RequestTele
         inFlight.incrementAndGet()
         call.attributes.put(START, System.nanoTime())
     }
+    on(ResponseBodyReadyForSend) { call, content ->
+        val status = content.status?.value ?: call.response.status()?.value ?: 0
+        val path = call.rawPath
+        val route = if (path in LISTED_PATHS && call.request.uri.length <= MAX_REQUEST_TARGET) path else ""
+        metrics.record(call.request.httpMethod.value, route, status, call.elapsedNanos())
+    }
     on(ResponseSent) { call ->
         inFlight.decrementAndGet()
-        val nanos = System.nanoTime() - (call.attributes.getOrNull(START) ?: System.nanoTime())
-        val status = call.response.status()?.value ?: 0
-        val method = call.request.httpMethod.value
-        val path = call.rawPath
-        metrics.record(method, if (path in LISTED_PATHS && call.request.uri.length <= MAX_REQUEST_TARGET) path else "", status, nanos)
         requestLog.atInfo()
-            .addKeyValue("method", method)
+            .addKeyValue("method", call.request.httpMethod.value)
             .addKeyValue("path", call.request.uri.take(MAX_REQUEST_TARGET))
-            .addKeyValue("status", status)
-            .addKeyValue("duration_ms", nanos / 1e6)
+            .addKeyValue("status", call.response.status()?.value ?: 0)
+            .addKeyValue("duration_ms", call.elapsedNanos() / 1e6)
             .log("request")
     }
 }
+
+private fun ApplicationCall.elapsedNanos(): Long = System.nanoTime() - (attributes.getOrNull(START) ?: System.nanoTime())
