@@ -82,6 +82,7 @@ class Mode:
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024     # many concurrent service connections (the in-flight bound check)
     proxy: "Proxy"
 
     def handle_error(self, request, client_address):  # a service dropping a connection is not news

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 import time
 
 import pytest
@@ -212,6 +213,58 @@ def test_es_hang_504(backend):
     assert (resp.status, resp.body) == (504, E504), f"want 504 {E504!r}, got {resp.status} {resp.body[:200]!r}"
     assert elapsed <= timeout + 1, f"504 after {elapsed:.2f}s, want within {timeout + 1:.2f}s"
     assert elapsed >= timeout * 0.9, f"504 after {elapsed:.2f}s, before ELASTICSEARCH_TIMEOUT_MS ({timeout}s)"
+    backend.recovers(1)
+
+
+def test_no_compressed_answers_requested(backend):
+    """Every backend request asks for an uncompressed answer: no Accept-Encoding, or identity only."""
+    backend.get(1)
+    bad = [e for e in backend.proxy.since(0)
+           if [t.split(";")[0].strip().lower() for t in e.headers.get("accept-encoding", "identity").split(",")
+               if t.strip()] not in ([], ["identity"])]
+    assert not bad, (f"{len(bad)} backend request(s) asked for a compressed answer "
+                     f"(first: {bad[0].method} {bad[0].target[:100]}, "
+                     f"Accept-Encoding: {bad[0].headers.get('accept-encoding')!r})")
+
+
+OVERLOAD_REQUESTS = 300     # more than the spec's bound on requests in flight to Elasticsearch
+MAX_IN_FLIGHT = 256
+
+
+def test_es_in_flight_bounded_and_timeout_includes_wait(backend):
+    """Elasticsearch hangs while 300 lookups arrive: at most 256 reach it at once, and every lookup,
+    including those waiting for a pooled connection or permit, answers 504 within the timeout + 1 s."""
+    timeout = backend.timeout_ms / 1000
+    results: list[tuple[float, int | None, bytes | str]] = [None] * OVERLOAD_REQUESTS  # type: ignore[list-item]
+
+    def one(i: int) -> None:
+        t0 = time.monotonic()
+        try:
+            resp = rawhttp.request(backend.instance.base, "GET", f"{CITY}?id=1&language=en",
+                                   timeout=timeout + 10, linger=0)
+            results[i] = (time.monotonic() - t0, resp.status, resp.body)
+        except rawhttp.HttpError as e:
+            results[i] = (time.monotonic() - t0, None, str(e))
+
+    mark = backend.proxy.mark()
+    backend.proxy.set_mode("hold")
+    try:
+        started = time.monotonic()
+        threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(OVERLOAD_REQUESTS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout + 15)
+    finally:
+        backend.proxy.restore()
+    # Requests that reached Elasticsearch before the earliest possible deadline were all held at once.
+    held = [e for e in backend.proxy.since(mark) if e.t < started + 0.9 * timeout]
+    assert len(held) <= MAX_IN_FLIGHT, \
+        f"{len(held)} requests were in flight to Elasticsearch at once, want at most {MAX_IN_FLIGHT}"
+    wrong = [f"lookup {i}: no result" if r is None else f"lookup {i}: {r[1]} {r[2]!r:.120} after {r[0]:.2f}s"
+             for i, r in enumerate(results) if r is None or (r[1], r[2]) != (504, E504) or r[0] > timeout + 1]
+    assert not wrong, (f"{len(wrong)} of {OVERLOAD_REQUESTS} lookups did not answer 504 within "
+                       f"{timeout + 1:.1f}s:\n" + "\n".join(wrong[:10]))
     backend.recovers(1)
 
 
