@@ -21,6 +21,7 @@ import dataclasses
 import gzip
 import http.client
 import http.server
+import select
 import socket
 import struct
 import threading
@@ -44,6 +45,7 @@ class Exchange:
     status: int | None = None          # status relayed to the service (None: no answer)
     response_body: bytes = b""         # relayed body, decompressed
     relayed: bool = False              # True when the answer came from Elasticsearch
+    ended: float | None = None         # when it was answered, or the service gave up on it
 
     def mentions(self, text: str) -> bool:
         return text in self.target or text.encode() in self.body
@@ -65,6 +67,16 @@ def decode_body(body: bytes, encoding: str | None) -> bytes:
 
 
 Match = Callable[[Exchange], bool]
+
+
+def _peer_closed(conn: socket.socket) -> bool:
+    """True when the other side closed or reset the connection (nothing is consumed)."""
+    try:
+        if not select.select([conn], [], [], 0)[0]:
+            return False
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 @dataclasses.dataclass
@@ -130,11 +142,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         ex = Exchange(time.monotonic(), self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
                       body)
         proxy._record(ex)
+        try:
+            self._handle_recorded(ex, body)
+        finally:
+            ex.ended = time.monotonic()
+
+    def _handle_recorded(self, ex: Exchange, body: bytes):
+        proxy = self.server.proxy
         mode = proxy._mode_for(ex)
         while mode.name == "hold":
             ex.mode = "hold"
-            mode = proxy._wait_release(ex)
-            if mode is None:   # proxy closing
+            mode = proxy._wait_release(ex, self.connection)
+            if mode is None:   # proxy closing, or the service closed the connection
                 self.close_connection = True
                 return
         ex.mode = mode.name
@@ -287,14 +306,24 @@ class Proxy:
         with self._lock:
             return self._mode if self._mode.applies(ex) else Mode()
 
-    def _wait_release(self, ex: Exchange) -> Mode | None:
-        with self._lock:
-            while not self._closing:
+    def _wait_release(self, ex: Exchange, conn: socket.socket) -> Mode | None:
+        """The mode that ends a hold; None when the proxy closes or the service gives up (closes)."""
+        while True:
+            with self._lock:
+                if self._closing:
+                    return None
                 mode = self._mode if self._mode.applies(ex) else Mode()
                 if mode.name != "hold":
                     return mode
-                self._lock.wait(0.5)
-            return None
+                self._lock.wait(0.05)
+            if _peer_closed(conn):
+                return None
+
+    def max_in_flight(self, mark: int) -> int:
+        """The most requests since ``mark`` that were open (unanswered, not given up) at one time."""
+        exchanges = self.since(mark)
+        return max((sum(1 for e in exchanges if e.t <= x.t and (e.ended is None or e.ended > x.t))
+                    for x in exchanges), default=0)
 
     def mark(self) -> int:
         """An index into the record; pass it to since()."""

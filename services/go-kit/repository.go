@@ -25,6 +25,8 @@ import (
 const (
 	cityAlias   = "city"
 	regionAlias = "region"
+	// maxConnections bounds the requests in flight to Elasticsearch (README: sized by measurement).
+	maxConnections = 64
 )
 
 // regionFields: a region is cached for every language, so all its names are fetched (and
@@ -80,11 +82,17 @@ func newElasticsearchClient(u *url.URL) (*elasticsearch.BaseClient, error) {
 		// "no answer within ELASTICSEARCH_TIMEOUT_MS" stays one timeout, not four.
 		DisableRetry: true,
 		Transport: &http.Transport{
-			Proxy:               nil, // Elasticsearch directly, whatever HTTP_PROXY says
-			DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:        256,
-			MaxIdleConnsPerHost: 256, // net/http keeps only 2 by default: churn under load
+			Proxy:       nil, // Elasticsearch directly, whatever HTTP_PROXY says
+			DialContext: (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+			// The spec's bound on requests in flight: beyond it a request waits for a pooled
+			// connection, inside its context's deadline (ELASTICSEARCH_TIMEOUT_MS covers the wait).
+			MaxConnsPerHost:     maxConnections,
+			MaxIdleConns:        maxConnections,
+			MaxIdleConnsPerHost: maxConnections, // net/http keeps only 2 by default: churn under load
 			IdleConnTimeout:     90 * time.Second,
+			// Uncompressed answers (spec): net/http would otherwise ask for gzip and inflate every
+			// few-hundred-byte answer.
+			DisableCompression: true,
 		},
 	})
 }
