@@ -25,7 +25,7 @@ use log::{error, info};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::config::{Config, redact};
-use crate::repository::{RegionCache, Repository};
+use crate::repository::{Repository, Shared};
 use crate::target_limit::TargetLimit;
 
 const CITY: &str = "/city/v1/get";
@@ -55,12 +55,12 @@ async fn main() -> ExitCode {
 
     let url = redact(&config.elasticsearch_url);
     let new_repository = {
-        let (es_url, timeout, regions) = (
+        let (es_url, timeout, shared) = (
             config.elasticsearch_url.clone(),
             config.elasticsearch_timeout,
-            RegionCache::default(),
+            Shared::default(),
         );
-        move || Repository::new(&es_url, timeout, regions.clone())
+        move || Repository::new(&es_url, timeout, shared.clone())
     };
     let repository = match new_repository() {
         Ok(repository) => repository,
@@ -209,7 +209,7 @@ mod tests {
 
     fn nowhere() -> Repository {
         let nowhere = elasticsearch::http::Url::parse("http://127.0.0.1:1").unwrap();
-        Repository::new(&nowhere, Duration::from_millis(500), RegionCache::default()).unwrap()
+        Repository::new(&nowhere, Duration::from_millis(500), Shared::default()).unwrap()
     }
 
     /// One request to the app as `main` builds it, with a backend nobody listens on.

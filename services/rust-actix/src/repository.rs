@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use elasticsearch::auth::Credentials;
 use elasticsearch::cluster::ClusterHealthParts;
+use elasticsearch::http::headers::{ACCEPT_ENCODING, HeaderValue};
 use elasticsearch::http::Url;
 use elasticsearch::http::transport::{BuildError, SingleNodeConnectionPool, TransportBuilder};
 use elasticsearch::{Elasticsearch, GetParts};
 use log::warn;
 use serde::Deserialize;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use crate::errors::AppError;
 use crate::models::Language;
@@ -46,10 +48,33 @@ impl RegionCache {
     }
 }
 
-/// One per worker (its own connection pool), all sharing one [`RegionCache`].
+/// Requests in flight to Elasticsearch, across all workers (the spec's bound; sized by
+/// measurement, see README.md). Beyond it a request waits for a permit, inside its timeout.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// What the workers' repositories share: the region cache and the permits for requests in
+/// flight to Elasticsearch.
+#[derive(Clone)]
+pub struct Shared {
+    regions: RegionCache,
+    in_flight: Arc<Semaphore>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            regions: RegionCache::default(),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        }
+    }
+}
+
+/// One per worker (its own connection pool, at most [`MAX_IN_FLIGHT`] busy connections in all
+/// workers together), all sharing one [`Shared`].
 pub struct Repository {
     client: Elasticsearch,
-    regions: RegionCache,
+    shared: Shared,
+    timeout: Duration,
 }
 
 /// The part of a GET-document answer we read.
@@ -63,7 +88,7 @@ struct GetResponse {
 impl Repository {
     /// `url` may carry `user:password@`: they are sent as basic auth, never as part of a
     /// request URL (so they never appear in error messages either).
-    pub fn new(url: &Url, timeout: Duration, regions: RegionCache) -> Result<Repository, BuildError> {
+    pub fn new(url: &Url, timeout: Duration, shared: Shared) -> Result<Repository, BuildError> {
         let mut base = url.clone();
         let _ = base.set_username("");
         let _ = base.set_password(None);
@@ -72,8 +97,9 @@ impl Repository {
             base.set_path(&format!("{}/", base.path()));
         }
         let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(base))
-            .timeout(timeout) // from connecting until the body is read
-            .disable_proxy(); // talk to Elasticsearch directly, whatever HTTP_PROXY says
+            .disable_proxy() // talk to Elasticsearch directly, whatever HTTP_PROXY says
+            // Uncompressed answers (spec): the client's reqwest would ask for gzip otherwise.
+            .header(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
         if !url.username().is_empty() || url.password().is_some() {
             let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
             let (user, password) = (decode(url.username()), decode(url.password().unwrap_or("")));
@@ -81,7 +107,8 @@ impl Repository {
         }
         Ok(Repository {
             client: Elasticsearch::new(builder.build()?),
-            regions,
+            shared,
+            timeout,
         })
     }
 
@@ -109,20 +136,32 @@ impl Repository {
 
     /// The region's names, from the cache or else from Elasticsearch.
     pub async fn find_region(&self, id: i64) -> Result<Option<Arc<Source>>, AppError> {
-        if let Some(region) = self.regions.get(id) {
+        if let Some(region) = self.shared.regions.get(id) {
             return Ok(Some(region));
         }
         let region = self.get_source(REGION_ALIAS, id, REGION_FIELDS).await?;
-        Ok(region.map(|region| self.regions.insert(id, region)))
+        Ok(region.map(|region| self.shared.regions.insert(id, region)))
     }
 
     /// GET `/<alias>/_doc/<id>?_source_includes=<fields>`: the `_source` of a found document,
-    /// `None` for a plain not-found, an error for anything else.
+    /// `None` for a plain not-found, an error for anything else. The whole of it, the wait for
+    /// a permit included, must finish within the timeout.
     async fn get_source(&self, alias: &str, id: i64, fields: &[&str]) -> Result<Option<Source>, AppError> {
         let id = id.to_string();
+        let request = async {
+            let _permit = self.shared.in_flight.acquire().await.map_err(|_| AppError::Unavailable)?;
+            self.get_source_now(alias, &id, fields).await
+        };
+        tokio::time::timeout(self.timeout, request).await.unwrap_or_else(|_| {
+            warn!(timeout_ms = self.timeout.as_millis() as u64; "Elasticsearch timed out: GET {alias}/_doc/{id}");
+            Err(AppError::Timeout)
+        })
+    }
+
+    async fn get_source_now(&self, alias: &str, id: &str, fields: &[&str]) -> Result<Option<Source>, AppError> {
         let response = self
             .client
-            .get(GetParts::IndexId(alias, &id))
+            .get(GetParts::IndexId(alias, id))
             ._source_includes(fields)
             .send()
             .await
@@ -208,7 +247,7 @@ mod tests {
     }
 
     fn repository(url: &Url) -> Repository {
-        Repository::new(url, Duration::from_millis(300), RegionCache::default()).unwrap()
+        Repository::new(url, Duration::from_millis(300), Shared::default()).unwrap()
     }
 
     fn answer(status: &str, body: &'static str) -> &'static str {
@@ -287,19 +326,19 @@ mod tests {
     #[actix_web::test]
     async fn found_regions_are_cached_misses_are_not() {
         let found = r#"{"_index":"region_v1","_id":"1","found":true,"_source":{"name.en":"Prague"}}"#;
-        let regions = RegionCache::default();
+        let shared = Shared::default();
         let url = fake_elasticsearch(Some(answer("200 OK", found)));
-        let first = Repository::new(&url, Duration::from_millis(300), regions.clone()).unwrap();
+        let first = Repository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
         assert!(first.find_region(1).await.unwrap().is_some());
         // Another worker's repository, pointing nowhere, answers from the shared cache.
         let nowhere = Url::parse("http://127.0.0.1:1").unwrap();
-        let second = Repository::new(&nowhere, Duration::from_millis(300), regions.clone()).unwrap();
+        let second = Repository::new(&nowhere, Duration::from_millis(300), shared.clone()).unwrap();
         assert_eq!(second.find_region(1).await.unwrap().unwrap()["name.en"], "Prague");
         assert_eq!(second.find_region(2).await, Err(AppError::Unavailable));
         let missing = r#"{"_index":"region_v1","_id":"3","found":false}"#;
         let url = fake_elasticsearch(Some(answer("404 Not Found", missing)));
-        let third = Repository::new(&url, Duration::from_millis(300), regions.clone()).unwrap();
+        let third = Repository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
         assert_eq!(third.find_region(3).await, Ok(None));
-        assert!(regions.get(3).is_none());
+        assert!(shared.regions.get(3).is_none());
     }
 }
