@@ -48,8 +48,19 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--dataset-cities", type=int, default=100_000, help="cities in the loaded bench dataset")
     g = p.add_argument_group("method (profile overrides)")
     g.add_argument("--repeats", type=int)
-    g.add_argument("--warmup", type=str, help="connections of the warm-up steps, e.g. 1,1,1,1,1")
-    g.add_argument("--warmup-seconds", type=float)
+    g.add_argument("--warmup", type=str, help="connections of the fixed warm-up steps (targets without CPU "
+                                               "figures, or --stable-connections 0), e.g. 1,1,1,1,1")
+    g.add_argument("--warmup-seconds", type=float, help="seconds of each fixed warm-up step")
+    g.add_argument("--stable-connections", type=int,
+                   help="warm up in windows at this many connections until the CPU per request is stable "
+                        "(0: the fixed warm-up for every target)")
+    g.add_argument("--stable-window", type=float, help="seconds of each warm-up window")
+    g.add_argument("--stable-cap", type=float, help="at most this many seconds of warm-up windows")
+    g.add_argument("--stable-tolerance", type=float,
+                   help="two consecutive windows within this relative difference of CPU per request = stable "
+                        "(0.03 = 3 %%)")
+    g.add_argument("--fixed-connections", type=int,
+                   help="the connection count every target is also compared at (one of the measured steps)")
     g.add_argument("--connections", type=str, help="measured steps, e.g. 2,4,8,16")
     g.add_argument("--step-seconds", type=float)
     g.add_argument("--rates", type=str, help="open-loop rates (req/s), e.g. 500,2000")
@@ -97,8 +108,13 @@ def config(a: argparse.Namespace) -> runner.Config:
         "repeats": a.repeats, "warmup": ints(a.warmup) if a.warmup is not None else None,
         "warmup_s": a.warmup_seconds, "connections": ints(a.connections) if a.connections else None,
         "step_s": a.step_seconds, "open_rates": ints(a.rates) if a.rates is not None else None,
-        "open_s": a.open_seconds, "pause_s": a.pause_seconds}.items() if v is not None}
+        "open_s": a.open_seconds, "pause_s": a.pause_seconds, "stable_connections": a.stable_connections,
+        "stable_window_s": a.stable_window, "stable_cap_s": a.stable_cap, "stable_tolerance": a.stable_tolerance,
+        "fixed_connections": a.fixed_connections}.items() if v is not None}
     prof = replace(prof, **overrides)
+    problem = profile_problem(prof)
+    if problem:
+        raise SystemExit(problem)
     label = "static upstream" if a.upstream == "static" else "Elasticsearch"
     return runner.Config(
         profile=prof, targets=build_targets(a, label), upstream=a.upstream, es_url=a.es_url, mode=a.mode,
@@ -106,6 +122,24 @@ def config(a: argparse.Namespace) -> runner.Config:
         limits=Limits(a.cpus, a.memory_mib * 2**20), pin=not a.no_pin, log_level=a.log_level,
         price_per_vcpu_hour=a.price, open_loop=not a.no_open_loop and bool(prof.open_rates), verify=not a.no_verify,
         vegeta=a.vegeta, out=a.out, timeout_s=a.timeout)
+
+
+def profile_problem(p: runner.Profile) -> str | None:
+    """Why a (possibly overridden) profile cannot give the figures it promises, or None."""
+    if not p.connections:
+        return "no measured connection counts (--connections)"
+    if p.fixed_connections not in p.connections:
+        return (f"--fixed-connections {p.fixed_connections} is not one of the measured steps "
+                f"{','.join(map(str, p.connections))}")
+    if p.stable_connections < 0:
+        return "--stable-connections must be 0 (off) or more"
+    if p.stable_connections:
+        if p.stable_window_s <= 0 or p.stable_tolerance <= 0:
+            return "--stable-window and --stable-tolerance must be positive"
+        if p.stable_cap_s < 2 * p.stable_window_s:
+            return (f"--stable-cap {p.stable_cap_s:g} s leaves no room for the two windows of "
+                    f"{p.stable_window_s:g} s the stability rule compares")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,10 +166,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def check(doc: dict) -> list[str]:
-    """What makes a run file unusable: failed targets, steps without successes or (where measured) CPU."""
+    """What makes a run file unusable: failed targets, steps without successes or (where measured) CPU;
+    for schema 2 also a missing warm-up record, fixed-count or overload figures."""
     problems = []
-    if doc.get("schema") != runner.SCHEMA:
-        problems.append(f"schema {doc.get('schema')!r} is not {runner.SCHEMA}")
+    schema = doc.get("schema")
+    if schema not in runner.SCHEMAS:
+        problems.append(f"schema {schema!r} is not one of {', '.join(runner.SCHEMAS)}")
     if not doc.get("results"):
         problems.append("no results")
     for r in doc.get("results", []):
@@ -143,30 +179,68 @@ def check(doc: dict) -> list[str]:
         if r["status"] != "ok":
             problems.append(f"{name}: {r['reason']}")
             continue
+        measured = r["kind"] in runner.MEASURED_KINDS
         for s in r["steps"]:
             if s["successes"] <= 0:
                 problems.append(f"{name}: a {s['kind']} step served nothing")
-            if r["kind"] in ("bare", "image", "floor") and not s["cpu_s"]:
+            if measured and not s["cpu_s"]:
                 problems.append(f"{name}: a {s['kind']} step has no CPU figure")
-        if r["kind"] in ("bare", "image", "floor") and not (r.get("totals") or {}).get("requests_per_cpu_s"):
+        if measured and not (r.get("totals") or {}).get("requests_per_cpu_s"):
             problems.append(f"{name}: no requests per CPU-second")
+        if schema == runner.SCHEMA:
+            problems += [f"{name}: {p}" for p in _check_v2(doc, r, measured)]
+    return problems
+
+
+def _check_v2(doc: dict, r: dict, measured: bool) -> list[str]:
+    """The figures schema 2 adds: warm-up record, figures at the fixed count, overload figures."""
+    problems = []
+    w = r.get("warmup")
+    warm_steps = sum(1 for s in r["steps"] if s["kind"] == "warmup")
+    if not w:
+        problems.append("no warm-up record")
+    elif w["windows"] != warm_steps or len(w["window_cpu_us_per_request"]) != warm_steps:
+        problems.append(f"the warm-up record counts {w['windows']} windows, the steps {warm_steps}")
+    elif w["mode"] == "stable" and w["converged"] == w["capped"]:
+        problems.append("the warm-up is neither converged nor capped")
+    totals = r.get("totals") or {}
+    fixed = totals.get("at_fixed") or {}
+    if fixed.get("connections") != doc["profile"].get("fixed_connections"):
+        problems.append(f"no figures at {doc['profile'].get('fixed_connections')} connections")
+    elif fixed.get("rps") is None or (measured and fixed.get("cpu_us_per_request") is None):
+        problems.append(f"incomplete figures at {fixed['connections']} connections")
+    over = totals.get("overload") or {}
+    top = max(doc["profile"]["connections"], default=None)
+    if over.get("connections") != top:
+        problems.append(f"no overload figures at {top} connections")
+    elif over.get("error_ratio") is None or (measured and (over.get("memory_peak_bytes") is None
+                                                           or over.get("oom_kills") is None)):
+        problems.append(f"incomplete overload figures at {top} connections")
     return problems
 
 
 def text_summary(doc: dict) -> str:
-    lines = [f"{'target':34} {'peak req/s':>10} {'CPU µs/req':>10} {'req/CPU-s':>10} {'× floor':>8} "
-             f"{'startup':>9} {'mem HWM':>10} {'errors':>8}  status"]
+    n = doc["profile"].get("fixed_connections", report.FIXED_CONNECTIONS)
+    at = f"@{n}"
+    lines = [f"{'target':34} {'µs/req' + at:>10} {'×floor' + at:>9} {'peak req/s':>10} {'req/CPU-s':>10} "
+             f"{'× floor':>8} {'startup':>9} {'warm-up':>9} {'mem HWM':>10} {'errors':>8}  status"]
+    def med(b: dict | None) -> float | None:
+        return b["median"] if b else None
     for r in doc["summary"]:
-        def med(key: str) -> float | None:
-            return r[key]["median"] if r[key] else None
-        st = med("startup_s")
-        mem = med("memory_peak_bytes_last_step")
-        err = med("error_ratio")
-        rpc = med("requests_per_cpu_s")
+        fixed = r.get("at_fixed") or {}
+        st, err, w = med(r["startup_s"]), med(r["error_ratio"]), r.get("warmup")
+        warm = "–" if not w or med(w["seconds"]) is None else f"{med(w['seconds']):.0f} s"
+        if w and w["capped"]:
+            warm += "!"
+        flag = " ⚠" if r.get("efficiency_spread_wide") else ""
+        err_text = "–" if err is None else f"{err:.2%}"
         lines.append(
-            f"{r['target'][:34]:34} {report.fmt_num(med('peak_rps')):>10} "
-            f"{report.fmt_num(med('cpu_us_per_request_at_peak'), 1):>10} {report.fmt_num(rpc):>10} "
-            f"{report.fmt_num(r['ratio_to_floor'], 2):>8} {'–' if st is None else f'{st * 1000:.0f} ms':>9} "
-            f"{report.fmt_bytes(mem):>10} {'–' if err is None else f'{err:.2%}':>8}  "
+            f"{r['target'][:34]:34} {report.fmt_num(med(fixed.get('cpu_us_per_request')), 1) + flag:>10} "
+            f"{report.fmt_num(med(fixed.get('ratio_to_floor')), 2):>9} {report.fmt_num(med(r['peak_rps'])):>10} "
+            f"{report.fmt_num(med(r['requests_per_cpu_s'])):>10} {report.fmt_num(r['ratio_to_floor'], 2):>8} "
+            f"{'–' if st is None else f'{st * 1000:.0f} ms':>9} {warm:>9} "
+            f"{report.fmt_bytes(med(r['memory_peak_bytes_last_step'])):>10} {err_text:>8}  "
             + ("ok" if r["ok"] == r["runs"] else "; ".join(r["failures"])[:120]))
+    lines.append(f"µs/req{at}, ×floor{at}: CPU per request and requests per CPU-second relative to the floor at {n} "
+                 f"connections; ⚠: repeats differ by more than {report.SPREAD_LIMIT:.0%}; warm-up !: hit the cap")
     return "\n".join(lines)

@@ -14,10 +14,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LUA = HERE / "wrk.lua"
+# wrk threads: one per connection up to this (each thread runs its own event loop over its share of the
+# connections, 512 each at 2048). The open-file limit for the connections is raised by runner.raise_nofile.
+WRK_MAX_THREADS = 4
 
 
 def wrk_command(url: str, connections: int, seconds: float, timeout_s: int = 15,
-                max_threads: int = 4, cpus: str | None = None) -> list[str]:
+                max_threads: int = WRK_MAX_THREADS, cpus: str | None = None) -> list[str]:
     threads = max(1, min(connections, max_threads))
     argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", f"--timeout={timeout_s}s",
             "-s", str(LUA), url]

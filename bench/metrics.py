@@ -35,9 +35,15 @@ def step_metrics(load: dict, before: Sample | None, after: Sample | None) -> dic
     return out
 
 
-def totals(steps: list[dict], cpu_startup_s: float | None, price_per_vcpu_hour: float) -> dict:
+FIXED_CONNECTIONS = 64      # the connection count every target is compared at, besides its peak
+SPREAD_LIMIT = 0.05         # (max - min) / median of the repeats above this marks a figure as unsteady
+
+
+def totals(steps: list[dict], cpu_startup_s: float | None, price_per_vcpu_hour: float,
+           fixed_connections: int = FIXED_CONNECTIONS) -> dict:
     """Whole-run figures. CPU counts startup, warm-up and every step (not the verify gate);
-    requests are the successful ones of warm-up and steps."""
+    requests are the successful ones of warm-up and steps. `at_fixed`: the closed-loop step at
+    `fixed_connections`; `overload`: the step at the largest connection count."""
     requests = sum(s["successes"] for s in steps)
     cpu = None
     if cpu_startup_s is not None and all(s["cpu_s"] is not None for s in steps):
@@ -61,6 +67,48 @@ def totals(steps: list[dict], cpu_startup_s: float | None, price_per_vcpu_hour: 
         "memory_peak_bytes_last_step": last["memory_peak_bytes"] if last else None,
         "memory_peak_bytes_max": max((s["memory_peak_bytes"] for s in steps if s["memory_peak_bytes"]), default=None),
         "oom_kills": sum(s["oom_kills"] or 0 for s in steps),
+        "at_fixed": at_fixed(closed, fixed_connections),
+        "overload": overload(closed),
+    }
+
+
+def _step_at(closed: list[dict], connections: int) -> dict | None:
+    return next((s for s in reversed(closed) if s["connections"] == connections), None)
+
+
+def _us(ms: float | None) -> float | None:
+    return ms * 1000 if ms is not None else None
+
+
+def at_fixed(closed: list[dict], connections: int) -> dict:
+    """Steady-state efficiency at one connection count, the same for every target (None where
+    the profile has no such step or the target is not measured)."""
+    s = _step_at(closed, connections)
+    cpu_us = _us(s["cpu_ms_per_request"]) if s else None
+    return {
+        "connections": connections,
+        "rps": s["rps"] if s else None,
+        "cpu_us_per_request": cpu_us,
+        "requests_per_cpu_s": 1e6 / cpu_us if cpu_us else None,
+        "p99_ms": s["latency_ms"]["p99"] if s else None,
+        "error_ratio": s["error_ratio"] if s else None,
+    }
+
+
+def overload(closed: list[dict]) -> dict | None:
+    """What the largest connection count did to the target: errors, tail latency, memory, OOM kills."""
+    if not closed:
+        return None
+    top = max(s["connections"] for s in closed)
+    s = _step_at(closed, top)
+    return {
+        "connections": top,
+        "rps": s["rps"],
+        "error_ratio": s["error_ratio"],
+        "socket_errors": s["socket_errors"],
+        "p99_ms": s["latency_ms"]["p99"],
+        "memory_peak_bytes": s["memory_peak_bytes"],
+        "oom_kills": s["oom_kills"],
     }
 
 
@@ -78,11 +126,19 @@ def cumulative(steps: list[dict], cpu_startup_s: float | None) -> list[tuple[flo
 
 
 def band(values: list[float | None]) -> dict | None:
-    """Median and min-max of the repeats' values (None where a repeat has no value)."""
+    """Median and min-max of the repeats' values (None where a repeat has no value); spread =
+    (max - min) / median, the band's width relative to the median (None for a zero median)."""
     vs = [v for v in values if v is not None]
     if not vs:
         return None
-    return {"median": statistics.median(vs), "min": min(vs), "max": max(vs), "n": len(vs)}
+    med = statistics.median(vs)
+    return {"median": med, "min": min(vs), "max": max(vs), "n": len(vs),
+            "spread": (max(vs) - min(vs)) / abs(med) if med else None}
+
+
+def wide(b: dict | None, limit: float = SPREAD_LIMIT) -> bool:
+    """True when the repeats of a figure disagree by more than limit (relative to the median)."""
+    return bool(b and b["n"] > 1 and b["spread"] is not None and b["spread"] > limit)
 
 
 def ratio(value: float | None, floor: float | None) -> float | None:

@@ -6,12 +6,14 @@ import math
 from collections import OrderedDict
 from typing import Callable, Iterable
 
-from .metrics import band, ratio
+from .metrics import FIXED_CONNECTIONS, SPREAD_LIMIT, at_fixed, band, overload, ratio, wide
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
 SUMMARY_KEYS = ["peak_rps", "cpu_us_per_request_at_peak", "requests_per_cpu_s", "cost_per_billion_usd",
                 "memory_peak_bytes_last_step", "error_ratio"]
+FIXED_KEYS = ["rps", "cpu_us_per_request", "requests_per_cpu_s", "p99_ms", "error_ratio"]
+OVERLOAD_KEYS = ["rps", "error_ratio", "socket_errors", "p99_ms", "memory_peak_bytes", "oom_kills"]
 
 
 def _by_target(doc: dict) -> "OrderedDict[str, list[dict]]":
@@ -23,10 +25,69 @@ def _by_target(doc: dict) -> "OrderedDict[str, list[dict]]":
     return groups
 
 
+def fixed_connections(doc: dict) -> int:
+    return doc["profile"].get("fixed_connections", FIXED_CONNECTIONS)
+
+
+def overload_connections(doc: dict) -> int | None:
+    return max(doc["profile"]["connections"], default=None)
+
+
+def _block(r: dict, name: str, fixed_n: int) -> dict | None:
+    """One figure block of a result's totals (at_fixed, overload); a run file of schema 1 has none,
+    so it is computed from the result's steps."""
+    if name in r["totals"]:
+        return r["totals"][name]
+    closed = [s for s in r["steps"] if s["kind"] == "step"]
+    return at_fixed(closed, fixed_n) if name == "at_fixed" else overload(closed)
+
+
+def _section(ok: list[dict], name: str, keys: list[str], connections: int | None, fixed_n: int) -> dict:
+    """Bands over the repeats of each figure of one block."""
+    blocks = [_block(r, name, fixed_n) or {} for r in ok]
+    out: dict = {"connections": connections}
+    for key in keys:
+        out[key] = band([b.get(key) for b in blocks])
+    return out
+
+
+def _warmup(ok: list[dict]) -> dict | None:
+    recs = [r["warmup"] for r in ok if r.get("warmup")]
+    if not recs:
+        return None
+    return {"modes": sorted({w["mode"] for w in recs}), "seconds": band([w["seconds"] for w in recs]),
+            "converged": sum(1 for w in recs if w.get("converged")),
+            "capped": sum(1 for w in recs if w.get("capped")), "n": len(recs)}
+
+
+def _scaled(b: dict | None, ref: float | None) -> dict | None:
+    """A band divided by a reference value (the floor's median): the spread does not change."""
+    if not b or not ref:
+        return None
+    return dict(b, median=b["median"] / ref, min=b["min"] / ref, max=b["max"] / ref)
+
+
+def _median(b: dict | None) -> float | None:
+    return b["median"] if b else None
+
+
+def _floor_ratios(rows: list[dict]) -> None:
+    """Whole-run and fixed-count requests per CPU-second relative to the floor's medians."""
+    floor = next((r for r in rows if r["kind"] == "floor" and r["requests_per_cpu_s"]), None)
+    whole = _median(floor["requests_per_cpu_s"]) if floor else None
+    fixed = _median(floor["at_fixed"]["requests_per_cpu_s"]) if floor else None
+    for row in rows:
+        row["ratio_to_floor"] = ratio(_median(row["requests_per_cpu_s"]), whole)
+        row["ratio_to_floor_band"] = _scaled(row["requests_per_cpu_s"], whole)
+        row["at_fixed"]["ratio_to_floor"] = _scaled(row["at_fixed"]["requests_per_cpu_s"], fixed)
+
+
 def summary(doc: dict) -> list[dict]:
-    """Per target: median and min-max over the repeats of the headline figures, and the ratio of
-    requests per CPU-second to the floor's (median to median)."""
+    """Per target: median, min-max and spread over the repeats of every headline figure — whole run,
+    at the fixed connection count, at the largest one (overload) — the warm-up, the ratios to the
+    floor, and whether the efficiency figure (CPU per request at the fixed count) is too spread."""
     rows = []
+    n_fixed, n_over = fixed_connections(doc), overload_connections(doc)
     for name, runs in _by_target(doc).items():
         ok = [r for r in runs if r["status"] == "ok" and r.get("totals")]
         row: dict = {"target": name, "kind": runs[0]["kind"] if runs else None, "runs": len(runs), "ok": len(ok),
@@ -34,11 +95,14 @@ def summary(doc: dict) -> list[dict]:
         for key in SUMMARY_KEYS:
             row[key] = band([r["totals"][key] for r in ok])
         row["startup_s"] = band([r["startup_s"] for r in ok])
+        row["at_fixed"] = _section(ok, "at_fixed", FIXED_KEYS, n_fixed, n_fixed)
+        row["overload"] = _section(ok, "overload", OVERLOAD_KEYS, n_over, n_fixed)
+        row["warmup"] = _warmup(ok)
+        eff = row["at_fixed"]["cpu_us_per_request"]
+        row["efficiency_spread"] = eff["spread"] if eff else None
+        row["efficiency_spread_wide"] = wide(eff)
         rows.append(row)
-    floor = next((r for r in rows if r["kind"] == "floor" and r["requests_per_cpu_s"]), None)
-    for row in rows:
-        med = row["requests_per_cpu_s"]["median"] if row["requests_per_cpu_s"] else None
-        row["ratio_to_floor"] = ratio(med, floor["requests_per_cpu_s"]["median"]) if floor else None
+    _floor_ratios(rows)
     return rows
 
 
@@ -248,6 +312,7 @@ body{font:14px/1.4 system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:24px;
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}td{white-space:nowrap}
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.band{color:#888;font-size:11px}
+th.group{text-align:center;border-left:2px solid #fff}
 .kv td{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0;border:1px solid #eee;padding:4px}
 svg text{font-family:inherit}.t{font-size:13px;font-weight:600;text-anchor:middle}.xl{font-size:10px;text-anchor:middle;fill:#555}
 .yl{font-size:10px;text-anchor:end;fill:#555}.yt{font-size:10px;text-anchor:middle;fill:#555}.bl{font-size:10px;fill:#333}
@@ -255,142 +320,292 @@ svg text{font-family:inherit}.t{font-size:13px;font-weight:600;text-anchor:middl
 .legend{font-size:11px;max-width:630px}.legend span{margin-right:10px;white-space:nowrap}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:3px;vertical-align:middle}
 .fail{color:#b00}.note{color:#555;font-size:12px;max-width:1000px}
+tr.wide-band{background:#fff6e0}.wide-band .warn{color:#b35900;font-weight:600}.capped{color:#b35900;font-weight:600}
+.bad{color:#b00;font-weight:600}
 """
 
 
-def html(doc: dict) -> str:
-    groups = _by_target(doc)
-    colors = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(groups)}
-    rows = summary(doc)
-    conns = doc["profile"]["connections"]
-    xl = [str(c) for c in conns]
-    m, up = doc["machine"], doc["upstream"]
+def _swatch(color: str) -> str:
+    return f'<i style="display:inline-block;width:10px;height:10px;background:{color}"></i> '
 
-    def charts(specs: Iterable[tuple[str, Callable[[dict], float | None], str, bool]]) -> str:
-        # The ceiling's memory is the unlimited upstream's RSS (Elasticsearch: JVM heap + mapped
-        # index files): not comparable, and it would flatten every other line.
-        return "".join(line_chart(t, xl, _step_series(groups, colors, conns, g,
-                                                      ("ceiling",) if "emory" in t else ()), yl, log)
-                       for t, g, yl, log in specs)
 
-    def ms(key: str) -> Callable[[dict], float | None]:
-        return lambda s: s["latency_ms"][key]
+def _ms(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2f}"
 
-    parts = [f"<!doctype html><html><head><meta charset=utf-8><title>cityref benchmark {esc(doc['run_id'])}</title>"
-             f"<style>{CSS}</style></head><body>",
-             f"<h1>cityref benchmark — {esc(doc['run_id'])}</h1>",
-             f"<p class=note>Profile <b>{esc(doc['profile']['name'])}</b>, upstream <b>{esc(up['kind'])}</b> — "
-             f"{esc(up['description'])}. Wall time {fmt_num(doc.get('wall_s'))} s.</p>"]
-    # summary table
-    head = ("<tr><th>target</th><th>peak req/s</th><th>CPU µs / request (at peak)</th><th>requests / CPU-second</th>"
-            "<th>× floor</th><th>$ / billion requests</th><th>startup</th><th>memory high-water (last step)</th>"
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2%}"
+
+
+def _warmup_cell(w: dict | None) -> str:
+    if not w:
+        return "–"
+    cell = fmt_band(w["seconds"], lambda v: "–" if v is None else f"{v:.0f} s")
+    if "stable" not in w["modes"]:
+        return f"{cell} (fixed)"
+    if w["capped"]:
+        times = f" ×{w['capped']}" if w["n"] > 1 else ""
+        cell += f' <span class=capped title="no two consecutive windows agreed before the cap">⚑ cap{times}</span>'
+    return cell
+
+
+def _summary_row(r: dict, color: str) -> str:
+    f = r["at_fixed"]
+    mark, cls = "", ""
+    if r["efficiency_spread_wide"]:
+        cls = ' class="wide-band"'
+        mark = (f' <span class=warn title="CPU per request at {f["connections"]} connections varies by '
+                f'{r["efficiency_spread"]:.1%} over the repeats (more than {SPREAD_LIMIT:.0%})">⚠</span>')
+    status = "ok" if r["ok"] == r["runs"] else f'<span class=fail>{esc("; ".join(r["failures"]))}</span>'
+    cells = [
+        fmt_band(f["rps"], fmt_num),
+        fmt_band(f["cpu_us_per_request"], lambda v: fmt_num(v, 1)) + mark,
+        fmt_band(f["requests_per_cpu_s"], fmt_num),
+        fmt_band(f.get("ratio_to_floor"), lambda v: fmt_num(v, 2)),
+        fmt_band(f["p99_ms"], _ms),
+        fmt_band(r["peak_rps"], fmt_num),
+        fmt_band(r["cpu_us_per_request_at_peak"], lambda v: fmt_num(v, 1)),
+        fmt_band(r["requests_per_cpu_s"], fmt_num),
+        fmt_band(r.get("ratio_to_floor_band"), lambda v: fmt_num(v, 2)),
+        fmt_band(r["cost_per_billion_usd"], lambda v: fmt_num(v, 2)),
+        fmt_band(r["startup_s"], lambda v: "–" if v is None else f"{v * 1000:.0f} ms"),
+        _warmup_cell(r.get("warmup")),
+        fmt_band(r["memory_peak_bytes_last_step"], fmt_bytes),
+        fmt_band(r["error_ratio"], _pct),
+        status,
+    ]
+    return (f"<tr{cls}><td>{_swatch(color)}{esc(r['target'])}{mark}</td>"
+            + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+
+
+def _summary_section(doc: dict, rows: list[dict], colors: dict) -> str:
+    n = fixed_connections(doc)
+    head = (f'<tr><th></th><th class=group colspan=5>at {n} connections (steady state)</th>'
+            '<th class=group colspan=2>at peak</th><th class=group colspan=3>whole run (startup + warm-up)</th>'
+            '<th colspan=5></th></tr>'
+            "<tr><th>target</th><th>req/s</th><th>CPU µs / request</th><th>requests / CPU-second</th><th>× floor</th>"
+            "<th>p99 ms</th><th>req/s</th><th>CPU µs / request</th><th>requests / CPU-second</th><th>× floor</th>"
+            "<th>$ / billion requests</th><th>startup</th><th>warm-up</th><th>memory high-water (last step)</th>"
             "<th>error ratio</th><th>status</th></tr>")
+    body = "".join(_summary_row(r, colors[r["target"]]) for r in rows)
+    return (f"<h2>Summary</h2><table>{head}{body}</table>"
+            f"<p class=note>Median over {doc['profile']['repeats']} interleaved repeat(s), min–max in grey; "
+            f"<b>⚠</b> marks a target whose CPU per request at {n} connections varies by more than "
+            f"{SPREAD_LIMIT:.0%} ((max − min) / median) between repeats: its rank is not settled. "
+            f"The figures at {n} connections are one closed-loop step after the warm-up: the efficiency to rank by "
+            "(with the static upstream, where the service rather than Elasticsearch is the bottleneck). "
+            "Peak = the step with the most successful requests per second. Requests per CPU-second and cost over "
+            "the whole run count startup, warm-up and every step (the verify gate excluded); cost at "
+            f"${doc['options']['price_per_vcpu_hour_usd']} per vCPU-hour. × floor = requests per CPU-second "
+            "relative to the nginx proxy doing the same hop. Warm-up: seconds of windows until two consecutive "
+            "ones agreed on CPU per request (⚑ cap: they never did); (fixed) = fixed warm-up steps, for targets "
+            "without CPU figures. Memory is the cgroup's charge (v1 memory.max_usage_in_bytes / v2 memory.peak): "
+            "it includes the page cache the target reads (jars, AOT cache), which the kernel reclaims at the limit; "
+            "OOM kills are counted per step. The ceiling's figures are the upstream process's own (/proc), not a "
+            "cgroup's.</p>")
+
+
+def _overload_section(doc: dict, rows: list[dict], colors: dict) -> str:
+    n = overload_connections(doc)
     body = []
     for r in rows:
-        status = "ok" if r["ok"] == r["runs"] else f'<span class=fail>{esc("; ".join(r["failures"]))}</span>'
-        body.append(
-            f'<tr><td><i style="display:inline-block;width:10px;height:10px;background:{colors[r["target"]]}"></i> '
-            f'{esc(r["target"])}</td>'
-            f'<td>{fmt_band(r["peak_rps"], fmt_num)}</td>'
-            f'<td>{fmt_band(r["cpu_us_per_request_at_peak"], lambda v: fmt_num(v, 1))}</td>'
-            f'<td>{fmt_band(r["requests_per_cpu_s"], fmt_num)}</td>'
-            f'<td>{fmt_num(r["ratio_to_floor"], 2)}</td>'
-            f'<td>{fmt_band(r["cost_per_billion_usd"], lambda v: fmt_num(v, 2))}</td>'
-            f'<td>{fmt_band(r["startup_s"], lambda v: "–" if v is None else f"{v * 1000:.0f} ms")}</td>'
-            f'<td>{fmt_band(r["memory_peak_bytes_last_step"], fmt_bytes)}</td>'
-            f'<td>{fmt_band(r["error_ratio"], lambda v: "–" if v is None else f"{v:.2%}")}</td>'
-            f"<td>{status}</td></tr>")
-    parts.append(f"<h2>Summary</h2><table>{head}{''.join(body)}</table>"
-                 f"<p class=note>Median over {doc['profile']['repeats']} interleaved repeat(s), min–max in grey. "
-                 "Peak req/s = best successful requests per second of the closed-loop steps. Requests per CPU-second "
-                 "and cost count the whole run: startup, warm-up and every step (the verify gate excluded); cost at "
-                 f"${doc['options']['price_per_vcpu_hour_usd']} per vCPU-hour. × floor = requests per CPU-second "
-                 "relative to the nginx proxy doing the same hop. Memory is the cgroup's charge (v1 "
-                 "memory.max_usage_in_bytes / v2 memory.peak): it includes the page cache the target reads "
-                 "(jars, AOT cache), which the kernel reclaims at the limit; OOM kills are counted per step. "
-                 "The ceiling's figures are the upstream process's own (/proc), not a cgroup's.</p>")
-    # efficiency & startup bars
-    parts.append("<h2>Efficiency and startup</h2><div class=charts>")
-    parts.append(bar_chart("Requests per CPU-second relative to the floor (nginx proxy)",
-                           [(r["target"], r["ratio_to_floor"], colors[r["target"]]) for r in rows], "× floor",
-                           lambda v: f"{v:.2f}×", ref=1.0))
-    parts.append(bar_chart("Requests per CPU-second (whole run)",
-                           [(r["target"], r["requests_per_cpu_s"]["median"] if r["requests_per_cpu_s"] else None,
-                             colors[r["target"]]) for r in rows], "requests / CPU-second", fmt_num))
-    parts.append(bar_chart("Startup: launch → first HTTP response",
-                           [(r["target"], r["startup_s"]["median"] * 1000 if r["startup_s"] else None, colors[r["target"]])
-                            for r in rows if r["kind"] not in ("ceiling", "url")], "milliseconds",
-                           lambda v: f"{v:.0f} ms"))
-    parts.append(bar_chart("Cost per billion requests",
-                           [(r["target"], r["cost_per_billion_usd"]["median"] if r["cost_per_billion_usd"] else None,
-                             colors[r["target"]]) for r in rows], "USD", lambda v: f"${v:.2f}"))
-    parts.append("</div>")
-    parts.append("<h2>Per step (closed loop, wrk)</h2><p class=note>Dashed: images, floor and ceiling. "
-                 "Shaded: min–max over repeats.</p><div class=charts>")
-    parts.append(charts([
-        ("Successful requests per second", lambda s: s["rps"], "req/s", False),
-        ("Error ratio (non-2xx + socket errors)", lambda s: s["error_ratio"], "ratio", False),
-        ("Latency p50", ms("p50"), "ms (log)", True),
-        ("Latency p90", ms("p90"), "ms (log)", True),
-        ("Latency p99", ms("p99"), "ms (log)", True),
-        ("Latency p99.9", ms("p99_9"), "ms (log)", True),
-        ("Memory high-water per step", lambda s: s["memory_peak_bytes"] / 2**20 if s["memory_peak_bytes"] else None,
-         "MiB", False),
-        ("Memory per req/s (high-water / req/s)", lambda s: s["memory_per_rps_kib"], "KiB per req/s", True),
-        ("CPU per step (CPUs busy = CPU-s / s)", lambda s: s["cpu_utilisation"], "CPUs", False),
-        ("CPU per request", lambda s: s["cpu_ms_per_request"] * 1000 if s["cpu_ms_per_request"] else None,
-         "µs (log)", True),
-        ("CPU throttled per step", lambda s: s["throttled_s"], "seconds", False),
-    ]))
+        o = r["overload"]
+        oom = o["oom_kills"]
+        oom_cell = fmt_band(oom, lambda v: "–" if v is None else f"{v:.0f}")
+        if oom and oom["max"]:
+            oom_cell = f"<span class=bad>{oom_cell}</span>"
+        body.append(f"<tr><td>{_swatch(colors[r['target']])}{esc(r['target'])}</td>"
+                    f"<td>{fmt_band(o['rps'], fmt_num)}</td><td>{fmt_band(o['error_ratio'], _pct)}</td>"
+                    f"<td>{fmt_band(o['socket_errors'], fmt_num)}</td><td>{fmt_band(o['p99_ms'], _ms)}</td>"
+                    f"<td>{fmt_band(o['memory_peak_bytes'], fmt_bytes)}</td><td>{oom_cell}</td></tr>")
+    return (f"<h2>Overload ({n} connections)</h2><table><tr><th>target</th><th>successful req/s</th>"
+            "<th>error ratio</th><th>socket errors</th><th>p99 ms</th><th>memory high-water</th><th>OOM kills</th></tr>"
+            + "".join(body) + "</table>"
+            f"<p class=note>The closed-loop step at the largest connection count ({n}): whether a target keeps "
+            "answering, how its tail latency and memory grow, and whether the memory limit killed it. Memory "
+            "high-water is the cgroup's during that step (reset before it where the kernel allows).</p>")
+
+
+def _warmup_section(groups: "OrderedDict[str, list[dict]]") -> str:
+    rows = []
+    for name, runs in groups.items():
+        for r in runs:
+            w = r.get("warmup")
+            if r["status"] != "ok" or not w:
+                continue
+            values = ", ".join("–" if v is None else f"{v:.1f}" for v in w["window_cpu_us_per_request"])
+            if w["mode"] == "stable":
+                rule = (f"{w['connections']} connections, {w['window_s']:g} s windows, ±{w['tolerance']:.0%}, "
+                        f"cap {w['cap_s']:g} s")
+                result = "stable" if w["converged"] else '<span class=capped>⚑ hit the cap</span>'
+            else:
+                rule = "fixed steps at " + ", ".join(map(str, w["connections"])) + " connections"
+                result = esc(w.get("why", "fixed"))
+            rows.append(f"<tr><td>{esc(name)}</td><td>{r['repeat'] + 1}</td><td>{esc(rule)}</td>"
+                        f"<td>{w['seconds']:.0f} s</td><td>{values}</td><td>{result}</td></tr>")
+    if not rows:
+        return ""
+    return ("<h2>Warm-up</h2><table><tr><th>target</th><th>repeat</th><th>rule</th><th>seconds</th>"
+            "<th>CPU µs / request per window</th><th>result</th></tr>" + "".join(rows) + "</table>"
+            "<p class=note>Windows of load until the CPU per request of two consecutive windows agreed within "
+            "the tolerance (relative to the earlier one), or until the cap. Targets without CPU figures of their "
+            "own (ceiling, --url) get the profile's fixed warm-up steps.</p>")
+
+
+def _median_items(rows: list[dict], colors: dict, get: Callable[[dict], dict | None],
+                  scale: float = 1.0, skip: tuple[str, ...] = ()) -> list[tuple[str, float | None, str]]:
+    return [(r["target"], get(r)["median"] * scale if get(r) else None, colors[r["target"]])
+            for r in rows if r["kind"] not in skip]
+
+
+def _efficiency_section(doc: dict, rows: list[dict], colors: dict) -> str:
+    n = fixed_connections(doc)
+    charts = [
+        bar_chart(f"Requests per CPU-second at {n} connections relative to the floor",
+                  _median_items(rows, colors, lambda r: r["at_fixed"].get("ratio_to_floor")), "× floor",
+                  lambda v: f"{v:.2f}×", ref=1.0),
+        bar_chart(f"CPU per request at {n} connections",
+                  _median_items(rows, colors, lambda r: r["at_fixed"]["cpu_us_per_request"]), "µs",
+                  lambda v: f"{v:.1f} µs"),
+        bar_chart("Requests per CPU-second relative to the floor (whole run)",
+                  _median_items(rows, colors, lambda r: r.get("ratio_to_floor_band")), "× floor",
+                  lambda v: f"{v:.2f}×", ref=1.0),
+        bar_chart("Requests per CPU-second (whole run)", _median_items(rows, colors, lambda r: r["requests_per_cpu_s"]),
+                  "requests / CPU-second", fmt_num),
+        bar_chart("Startup: launch → first HTTP response",
+                  _median_items(rows, colors, lambda r: r["startup_s"], 1000, ("ceiling", "url")), "milliseconds",
+                  lambda v: f"{v:.0f} ms"),
+        bar_chart("Cost per billion requests", _median_items(rows, colors, lambda r: r["cost_per_billion_usd"]),
+                  "USD", lambda v: f"${v:.2f}"),
+    ]
+    return "<h2>Efficiency and startup</h2><div class=charts>" + "".join(charts) + "</div>"
+
+
+def _ms_of(key: str) -> Callable[[dict], float | None]:
+    return lambda s: s["latency_ms"][key]
+
+
+STEP_CHARTS: list[tuple[str, Callable[[dict], float | None], str, bool]] = [
+    ("Successful requests per second", lambda s: s["rps"], "req/s", False),
+    ("Error ratio (non-2xx + socket errors)", lambda s: s["error_ratio"], "ratio", False),
+    ("Latency p50", _ms_of("p50"), "ms (log)", True),
+    ("Latency p90", _ms_of("p90"), "ms (log)", True),
+    ("Latency p99", _ms_of("p99"), "ms (log)", True),
+    ("Latency p99.9", _ms_of("p99_9"), "ms (log)", True),
+    ("Memory high-water per step", lambda s: s["memory_peak_bytes"] / 2**20 if s["memory_peak_bytes"] else None,
+     "MiB", False),
+    ("Memory per req/s (high-water / req/s)", lambda s: s["memory_per_rps_kib"], "KiB per req/s", True),
+    ("CPU per step (CPUs busy = CPU-s / s)", lambda s: s["cpu_utilisation"], "CPUs", False),
+    ("CPU per request", lambda s: s["cpu_ms_per_request"] * 1000 if s["cpu_ms_per_request"] else None,
+     "µs (log)", True),
+    ("CPU throttled per step", lambda s: s["throttled_s"], "seconds", False),
+]
+
+
+def _steps_section(doc: dict, groups: "OrderedDict[str, list[dict]]", colors: dict,
+                   specs: Iterable[tuple[str, Callable[[dict], float | None], str, bool]] = STEP_CHARTS) -> str:
+    conns = doc["profile"]["connections"]
+    xl = [str(c) for c in conns]
+    # The ceiling's memory is the unlimited upstream's RSS (Elasticsearch: JVM heap + mapped index
+    # files): not comparable, and it would flatten every other line.
+    charts = [line_chart(t, xl, _step_series(groups, colors, conns, g, ("ceiling",) if "emory" in t else ()), yl, log)
+              for t, g, yl, log in specs]
     cum = []
     for name, runs in groups.items():
         ok = [r for r in runs if r["status"] == "ok" and r.get("cumulative")]
         if ok:
             cum.append({"name": name, "color": colors[name], "dash": ok[0]["kind"] != "bare",
                         "points": ok[0]["cumulative"]})
-    parts.append(xy_chart("Cumulative requests vs CPU seconds (first repeat, from startup)", cum, "CPU seconds",
-                          "requests"))
-    parts.append("</div>")
-    # open loop
-    open_rows = []
+    charts.append(xy_chart("Cumulative requests vs CPU seconds (first repeat, from startup)", cum, "CPU seconds",
+                           "requests"))
+    return ("<h2>Per step (closed loop, wrk)</h2><p class=note>Dashed: images, floor and ceiling. "
+            "Shaded: min–max over repeats.</p><div class=charts>" + "".join(charts) + "</div>")
+
+
+def _open_loop_section(groups: "OrderedDict[str, list[dict]]") -> str:
+    rows = []
     for name, runs in groups.items():
         for r in runs:
             for s in r["steps"]:
-                if s["kind"] == "open":
-                    lat = s["latency_ms"]
-                    open_rows.append(
-                        f"<tr><td>{esc(name)}</td><td>{r['repeat'] + 1}</td><td>{s['rate']}</td>"
-                        f"<td>{fmt_num(s['rps'])}</td><td>{s['error_ratio']:.2%}</td>"
-                        + "".join(f"<td>{lat[k]:.2f}</td>" for k in ("p50", "p90", "p99", "p99_9", "max"))
-                        + f"<td>{fmt_num(s['cpu_utilisation'], 2) if s['cpu_utilisation'] is not None else '–'}</td></tr>")
-    if open_rows:
-        parts.append("<h2>Open loop (vegeta, fixed rate)</h2><table><tr><th>target</th><th>repeat</th><th>rate</th>"
-                     "<th>successful req/s</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
-                     "<th>p99.9 ms</th><th>max ms</th><th>CPUs busy</th></tr>" + "".join(open_rows) + "</table>"
-                     "<p class=note>Successful req/s and CPUs busy are per second of the whole attack, which lasts until "
-                     "the last request is answered or times out (15 s): below the rate = the target fell behind. "
-                     "Requests are sent on a fixed schedule whether or not earlier ones have been "
-                     "answered, so a stall shows up in the latency of every request it delays (no coordinated "
-                     "omission), unlike wrk's closed loop above.</p>")
-    # machine
+                if s["kind"] != "open":
+                    continue
+                lat = s["latency_ms"]
+                busy = fmt_num(s["cpu_utilisation"], 2) if s["cpu_utilisation"] is not None else "–"
+                rows.append(f"<tr><td>{esc(name)}</td><td>{r['repeat'] + 1}</td><td>{s['rate']}</td>"
+                            f"<td>{fmt_num(s['rps'])}</td><td>{s['error_ratio']:.2%}</td>"
+                            + "".join(f"<td>{lat[k]:.2f}</td>" for k in ("p50", "p90", "p99", "p99_9", "max"))
+                            + f"<td>{busy}</td></tr>")
+    if not rows:
+        return ""
+    return ("<h2>Open loop (vegeta, fixed rate)</h2><table><tr><th>target</th><th>repeat</th><th>rate</th>"
+            "<th>successful req/s</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
+            "<th>p99.9 ms</th><th>max ms</th><th>CPUs busy</th></tr>" + "".join(rows) + "</table>"
+            "<p class=note>Successful req/s and CPUs busy are per second of the whole attack, which lasts until "
+            "the last request is answered or times out (15 s): below the rate = the target fell behind. "
+            "Requests are sent on a fixed schedule whether or not earlier ones have been "
+            "answered, so a stall shows up in the latency of every request it delays (no coordinated "
+            "omission), unlike wrk's closed loop above.</p>")
+
+
+def _placement_text(p: dict) -> str:
+    text = (f"target CPUs {p['target'] or '-'}, load generator {p['load'] or '-'}, upstream {p['upstream'] or '-'} — "
+            f"{p['note']}")
+    pin = p.get("upstream_pinning")
+    if not pin:
+        return text
+    text += f"; upstream: {pin['how']}"
+    if pin.get("previous"):
+        restored = {True: ", restored", False: ", NOT restored"}.get(pin.get("restored"), "")
+        before = ", ".join(f"pid {k}: CPUs {v}" for k, v in pin["previous"].items())
+        text += f" (previous affinity {before}{restored})"
+    if pin.get("errors"):
+        text += "; errors: " + "; ".join(pin["errors"])
+    return text
+
+
+def _run_section(doc: dict) -> str:
+    m = doc["machine"]
     kv = [("machine", f"{m['cpu_model']}, {m['cpus']} CPUs, {fmt_bytes(m['memory_bytes'])}, {m['os']}, "
                       f"kernel {m['kernel']}, {m['cgroup']}"),
           ("load average at start", " ".join(f"{x:.2f}" for x in m["load_average_at_start"])),
           ("versions", ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)),
           ("git", m["git"]),
           ("limits", f"{doc['limits']['cpus']} CPUs, {fmt_bytes(doc['limits']['memory_bytes'])}, swap off"),
-          ("placement", f"target CPUs {doc['placement']['target'] or '-'}, load generator "
-                        f"{doc['placement']['load'] or '-'}, upstream {doc['placement']['upstream'] or '-'} — "
-                        f"{doc['placement']['note']}"),
+          ("placement", _placement_text(doc["placement"])),
           ("request", f"{doc['request']['path']}, mode {doc['request']['mode']} "
                       f"({doc['request']['ids']} id(s); fixed id {doc['request']['fixed_id']})"),
           ("profile", ", ".join(f"{k}={v}" for k, v in doc["profile"].items())),
           ("options", ", ".join(f"{k}={v}" for k, v in doc["options"].items()))]
-    parts.append("<h2>Run</h2><table class=kv>" + "".join(f"<tr><td><b>{esc(k)}</b></td><td>{esc(v)}</td></tr>"
-                                                          for k, v in kv) + "</table>")
+    return "<h2>Run</h2><table class=kv>" + "".join(f"<tr><td><b>{esc(k)}</b></td><td>{esc(v)}</td></tr>"
+                                                    for k, v in kv) + "</table>"
+
+
+def _failures_section(doc: dict) -> str:
     fails = [r for r in doc["results"] if r["status"] != "ok"]
-    if fails:
-        parts.append("<h2>Not benchmarked</h2><ul>" + "".join(
-            f"<li><b>{esc(r['target'])}</b> (repeat {r['repeat'] + 1}): {esc(r['reason'])}</li>" for r in fails) + "</ul>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
+    if not fails:
+        return ""
+    return "<h2>Not benchmarked</h2><ul>" + "".join(
+        f"<li><b>{esc(r['target'])}</b> (repeat {r['repeat'] + 1}): {esc(r['reason'])}</li>" for r in fails) + "</ul>"
+
+
+def html(doc: dict) -> str:
+    groups = _by_target(doc)
+    colors = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(groups)}
+    rows = summary(doc)
+    up = doc["upstream"]
+    return "".join([
+        f"<!doctype html><html><head><meta charset=utf-8><title>cityref benchmark {esc(doc['run_id'])}</title>"
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>cityref benchmark — {esc(doc['run_id'])}</h1>",
+        f"<p class=note>Profile <b>{esc(doc['profile']['name'])}</b>, upstream <b>{esc(up['kind'])}</b> — "
+        f"{esc(up['description'])}. Wall time {fmt_num(doc.get('wall_s'))} s.</p>",
+        _summary_section(doc, rows, colors),
+        _overload_section(doc, rows, colors),
+        _efficiency_section(doc, rows, colors),
+        _warmup_section(groups),
+        _steps_section(doc, groups, colors),
+        _open_loop_section(groups),
+        _run_section(doc),
+        _failures_section(doc),
+        "</body></html>\n",
+    ])

@@ -8,25 +8,29 @@ import platform
 import random
 import re
 import resource
+import signal
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import cgroup, load, report
-from .metrics import cumulative, step_metrics, totals
+from . import cgroup, load, placement, report, warmup
+from .metrics import FIXED_CONNECTIONS, cumulative, step_metrics, totals
 from .targets import Env, Limits, Running, Target
 from .upstream import EsUpstream, StaticUpstream, Upstream
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = "cityref-bench/1"
+SCHEMA = "cityref-bench/2"
+SCHEMAS = ("cityref-bench/1", SCHEMA)      # what `report` and `check` read
+MEASURED_KINDS = ("bare", "image", "floor")  # targets in a cgroup of their own: CPU and memory figures
+NOFILE_MARGIN = 1024                         # descriptors beyond the connections (upstream, files, wrk's own)
 
 
 @dataclass
 class Profile:
     name: str
-    warmup: list[int]            # connections of each warm-up step
+    warmup: list[int]            # connections of each fixed warm-up step (targets without CPU figures)
     warmup_s: float
     connections: list[int]       # the measured closed-loop steps
     step_s: float
@@ -34,12 +38,19 @@ class Profile:
     open_s: float
     repeats: int
     pause_s: float = 1.0
+    stable_connections: int = 64      # warm-up windows until stable at this many connections; 0 = fixed only
+    stable_window_s: float = 5.0
+    stable_cap_s: float = 60.0
+    stable_tolerance: float = 0.03    # two consecutive windows' CPU per request within 3 %
+    fixed_connections: int = FIXED_CONNECTIONS   # the count every target is also compared at
 
 
 PROFILES = {
-    "quick": Profile("quick", [1, 1], 5, [1, 4, 16, 64, 256], 8, [500], 8, 1),
-    "full": Profile("full", [1] * 5, 10, [2**i for i in range(1, 12)], 10, [500, 2000], 10, 3, 2.0),
-    "smoke": Profile("smoke", [], 0, [1, 4], 2, [], 0, 1, 0.2),
+    "quick": Profile("quick", [1, 1], 5, [1, 4, 16, 64, 256, 1024, 2048], 8, [500], 8, 1),
+    "full": Profile("full", [1] * 5, 10, [2**i for i in range(1, 12)], 10, [500, 2000], 10, 3, 2.0,
+                    stable_window_s=10.0, stable_cap_s=120.0),
+    "smoke": Profile("smoke", [], 0, [1, 4], 2, [], 0, 1, 0.2, stable_connections=4, stable_window_s=1.0,
+                     stable_cap_s=3.0, fixed_connections=4),
 }
 
 
@@ -62,20 +73,6 @@ class Config:
     vegeta: str = str(ROOT / ".cache" / "bin" / "vegeta")
     out: Path = ROOT / "bench" / "out"
     timeout_s: int = 15
-
-
-def placement(ncpu: int, pin: bool) -> dict:
-    """Load generator on CPU 0, the target on the next one(s), the upstream on what is left."""
-    if not pin or ncpu < 2:
-        return {"target": None, "load": None, "upstream": None, "note": "unpinned (one CPU or --no-pin)"}
-    if ncpu == 2:
-        return {"target": "1", "load": "0", "upstream": None,
-                "note": "2 CPUs: load generator on CPU 0, target on CPU 1 (so at most 1 CPU despite the 1.5 quota); "
-                        "the upstream is not pinned and shares both"}
-    if ncpu == 3:
-        return {"target": "1", "load": "0", "upstream": "2", "note": "3 CPUs: load 0, target 1, upstream 2"}
-    return {"target": "1,2", "load": "0", "upstream": ",".join(str(c) for c in range(3, ncpu)),
-            "note": f"{ncpu} CPUs: load 0, target 1-2, upstream 3-{ncpu - 1}"}
 
 
 def _cmd_version(argv: list[str]) -> str | None:
@@ -160,8 +157,14 @@ def _mmss(s: float) -> str:
 
 
 def planned_target_s(p: Profile, open_loop: bool, verify: bool) -> float:
-    steps = len(p.warmup) * p.warmup_s + len(p.connections) * p.step_s + (len(p.open_rates) * p.open_s if open_loop else 0)
-    n = len(p.warmup) + len(p.connections) + (len(p.open_rates) if open_loop else 0)
+    """A guess before the first target completes: the stable warm-up at half its cap (two windows at least)."""
+    if p.stable_connections:
+        warm = max(2 * p.stable_window_s, p.stable_cap_s / 2)
+        n_warm = warm / p.stable_window_s
+    else:
+        warm, n_warm = len(p.warmup) * p.warmup_s, len(p.warmup)
+    steps = warm + len(p.connections) * p.step_s + (len(p.open_rates) * p.open_s if open_loop else 0)
+    n = n_warm + len(p.connections) + (len(p.open_rates) if open_loop else 0)
     return steps + n * (p.pause_s + 0.3) + (12 if verify else 0) + 4
 
 
@@ -185,11 +188,77 @@ def verify_gate(running: Running, outdir: Path, name: str | None) -> tuple[bool,
     return False, f"golden cases failed (exit {proc.returncode}): " + "; ".join(failed[-5:])[:600]
 
 
+class Stepper:
+    """Runs one load step against a running target: CPU and memory sampled around it, figures, pause."""
+
+    def __init__(self, cfg: Config, running: Running, label: str, rec: dict, load_cpus: str | None,
+                 ids_file: Path | None, first_id: int, outdir: Path, progress: Progress):
+        self.cfg, self.running, self.label, self.rec = cfg, running, label, rec
+        self.load_cpus, self.outdir, self.progress = load_cpus, outdir, progress
+        self.url = running.url + running.path % first_id
+        self.wrk_env = {"BENCH_IDS": str(ids_file), "BENCH_PATH": running.path} if ids_file else {}
+        self.urls = [running.url + running.path % i for i in (_read_ids(ids_file) if ids_file else [first_id])]
+
+    def __call__(self, kind: str, n: int, seconds: float, what: str, pause: bool = True) -> dict:
+        self.progress.show(self.label, f"{what}, {seconds:g} s")
+        meter = self.running.meter
+        meter.reset_peak()
+        before = meter.sample()
+        if kind == "open":
+            result = load.run_vegeta(self.cfg.vegeta, self.urls, n, seconds, self.load_cpus, self.outdir,
+                                     self.cfg.timeout_s)
+        else:
+            result = load.run_wrk(self.url, n, seconds, self.wrk_env, self.load_cpus, self.cfg.timeout_s)
+        after = meter.sample()
+        m = step_metrics(result, before, after)
+        m.update(kind=kind, connections=n if kind != "open" else None, rate=n if kind == "open" else None)
+        self.rec["steps"].append(m)
+        if after is not None and after.oom_kills and not self.rec.get("oom"):
+            self.rec["oom"] = True
+        if pause:
+            time.sleep(self.cfg.profile.pause_s)
+        return m
+
+
+def warm_up(p: Profile, kind: str, step: Stepper) -> dict:
+    """Windows until the CPU per request is stable for targets with CPU figures, else the fixed steps."""
+    if p.stable_connections and kind in MEASURED_KINDS:
+        rule = warmup.Rule(p.stable_connections, p.stable_window_s, p.stable_cap_s, p.stable_tolerance)
+        counter = iter(range(1, rule.max_windows + 1))
+
+        def window(n: int, seconds: float) -> dict:
+            return step("warmup", n, seconds, f"warm-up window {next(counter)} (at most {rule.max_windows}), "
+                                              f"{n} connections, until stable", pause=False)
+        _, record = warmup.until_stable(rule, window)
+        time.sleep(p.pause_s)
+        return record
+    steps = [step("warmup", n, p.warmup_s, f"warm-up {i + 1}/{len(p.warmup)}, {n} connections")
+             for i, n in enumerate(p.warmup)]
+    why = "no CPU figures for this target" if p.stable_connections else "stability warm-up turned off"
+    return warmup.fixed(steps, why)
+
+
+def verify(cfg: Config, target: Target, running: Running, rec: dict, outdir: Path, progress: Progress) -> float:
+    """The golden gate; its CPU seconds (subtracted from the totals). Marks rec failed if it fails."""
+    if not (cfg.verify and target.verify):
+        return 0.0
+    progress.show(target.name, "verify gate (conformance golden cases)")
+    a = running.meter.sample()
+    ok, why = verify_gate(running, outdir / "verify" / f"{slug(target.name)}-{rec['repeat']}",
+                          target.meta.get("service"))
+    b = running.meter.sample()
+    rec["verify"] = {"passed": ok, "detail": why}
+    if not ok:
+        rec.update(status="failed", reason=f"verify gate: {why}")
+    return (b.cpu_ns - a.cpu_ns) / 1e9 if a and b else 0.0
+
+
 def bench_target(cfg: Config, target: Target, repeat: int, env: Env, load_cpus: str | None,
                  ids_file: Path | None, first_id: int, outdir: Path, progress: Progress) -> dict:
     p = cfg.profile
     rec: dict = {"target": target.name, "kind": target.kind, "repeat": repeat, "status": "ok", "reason": None,
-                 "meta": target.meta, "startup_s": None, "cpu_startup_s": None, "verify": None, "steps": []}
+                 "meta": target.meta, "startup_s": None, "cpu_startup_s": None, "verify": None, "warmup": None,
+                 "steps": []}
     progress.show(target.name, "starting")
     try:
         running = target.start(env, "/city/v1/get?id=%d&language=en" % first_id)
@@ -199,49 +268,23 @@ def bench_target(cfg: Config, target: Target, repeat: int, env: Env, load_cpus: 
     rec["startup_s"] = running.startup_s
     rec["info"] = running.info
     try:
-        verify_cpu = 0.0
-        if cfg.verify and target.verify:
-            progress.show(target.name, "verify gate (conformance golden cases)")
-            a = running.meter.sample()
-            ok, why = verify_gate(running, outdir / "verify" / f"{slug(target.name)}-{repeat}",
-                                  target.meta.get("service"))
-            b = running.meter.sample()
-            rec["verify"] = {"passed": ok, "detail": why}
-            if a and b:
-                verify_cpu = (b.cpu_ns - a.cpu_ns) / 1e9
-            if not ok:
-                rec.update(status="failed", reason=f"verify gate: {why}")
-                return rec
+        verify_cpu = verify(cfg, target, running, rec, outdir, progress)
+        if rec["status"] != "ok":
+            return rec
         start_sample = running.meter.sample()
         if running.startup_s is None:   # not launched by the harness: count its CPU from here on
             rec["cpu_startup_s"] = 0.0 if start_sample else None
         else:
             rec["cpu_startup_s"] = start_sample.cpu_ns / 1e9 - verify_cpu if start_sample else None
         rec["memory_after_startup_bytes"] = start_sample.memory_bytes if start_sample else None
-        url = running.url + running.path % first_id
-        wrk_env = {"BENCH_IDS": str(ids_file), "BENCH_PATH": running.path} if ids_file else {}
-        plan = [("warmup", c, p.warmup_s) for c in p.warmup] + [("step", c, p.step_s) for c in p.connections]
-        if cfg.open_loop:
-            plan += [("open", r, p.open_s) for r in p.open_rates]
-        urls = [running.url + running.path % i for i in (_read_ids(ids_file) if ids_file else [first_id])]
-        for i, (kind, n, seconds) in enumerate(plan):
-            what = f"{kind} {i + 1}/{len(plan)}, " + (f"{n} req/s open loop" if kind == "open" else f"{n} connections")
-            progress.show(target.name, what + f", {seconds:g} s")
-            running.meter.reset_peak()
-            before = running.meter.sample()
-            if kind == "open":
-                result = load.run_vegeta(cfg.vegeta, urls, n, seconds, load_cpus, outdir, cfg.timeout_s)
-            else:
-                result = load.run_wrk(url, n, seconds, wrk_env, load_cpus, cfg.timeout_s)
-            after = running.meter.sample()
-            m = step_metrics(result, before, after)
-            m.update(kind=kind, connections=n if kind != "open" else None, rate=n if kind == "open" else None)
-            rec["steps"].append(m)
-            if after is not None and after.oom_kills and not rec.get("oom"):
-                rec["oom"] = True
-            time.sleep(p.pause_s)
+        step = Stepper(cfg, running, target.name, rec, load_cpus, ids_file, first_id, outdir, progress)
+        rec["warmup"] = warm_up(p, target.kind, step)
+        for i, n in enumerate(p.connections):
+            step("step", n, p.step_s, f"step {i + 1}/{len(p.connections)}, {n} connections")
+        for i, r in enumerate(p.open_rates if cfg.open_loop else []):
+            step("open", r, p.open_s, f"open loop {i + 1}/{len(p.open_rates)}, {r} req/s")
         measured = [s for s in rec["steps"] if s["kind"] != "open"]
-        rec["totals"] = totals(measured, rec["cpu_startup_s"], cfg.price_per_vcpu_hour)
+        rec["totals"] = totals(measured, rec["cpu_startup_s"], cfg.price_per_vcpu_hour, p.fixed_connections)
         rec["cumulative"] = cumulative(measured, rec["cpu_startup_s"])
     except Exception as e:  # noqa: BLE001
         rec.update(status="failed", reason=f"during the load steps: {e}")
@@ -254,20 +297,30 @@ def _read_ids(path: Path) -> list[int]:
     return [int(x) for x in path.read_text().split()]
 
 
-def raise_nofile() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+def raise_nofile(needed: int, get=resource.getrlimit, set_=resource.setrlimit) -> int:
+    """Open-file limit of the harness, inherited by wrk, vegeta and the bare targets: the hard limit,
+    raised to `needed` if it is lower (root may). Returns the soft limit now in force."""
+    soft, hard = get(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        try:
+            set_(resource.RLIMIT_NOFILE, (needed, needed))
+            return needed
+        except (ValueError, OSError) as e:
+            raise SystemExit(f"{max(needed - NOFILE_MARGIN, 0)} connections need {needed} open files; the hard "
+                             f"limit is {hard} and cannot be raised ({e}): ulimit -Hn {needed} or fewer connections")
+    if soft != hard:
+        set_(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
 
 
 def run(cfg: Config) -> Path:
-    raise_nofile()
+    nofile = raise_nofile(max(cfg.profile.connections, default=0) + NOFILE_MARGIN)
     started = dt.datetime.now(dt.timezone.utc)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{cfg.profile.name}"
     outdir = cfg.out / run_id
     logdir = outdir / "logs"
     logdir.mkdir(parents=True, exist_ok=True)
-    place = placement(os.cpu_count() or 1, cfg.pin)
+    place = placement.plan(os.cpu_count() or 1, cfg.pin)
     ids_file: Path | None = None
     first_id = cfg.city_id
     ids = [cfg.city_id]
@@ -299,7 +352,7 @@ def run(cfg: Config) -> Path:
                     "ids": len(ids), "dataset_cities": cfg.dataset_cities},
         "options": {"log_level": cfg.log_level, "price_per_vcpu_hour_usd": cfg.price_per_vcpu_hour,
                     "open_loop": cfg.open_loop, "verify": cfg.verify, "wrk_timeout_s": cfg.timeout_s,
-                    "wrk_max_threads": 4},
+                    "wrk_max_threads": load.WRK_MAX_THREADS, "nofile": nofile},
         "targets": [{"name": t.name, "kind": t.kind, "meta": t.meta} for t in cfg.targets],
         "results": [],
         "summary": [],
@@ -307,9 +360,14 @@ def run(cfg: Config) -> Path:
     env = Env(upstream_url=upstream.url, limits=cfg.limits, cpus=place.get("target"), logdir=logdir,
               log_level=cfg.log_level)
     ceiling_env = Env(upstream_url=upstream.url, limits=cfg.limits, cpus=None, logdir=logdir)
-    progress = Progress(len(cfg.targets) * cfg.profile.repeats, planned_target_s(cfg.profile, cfg.open_loop, cfg.verify))
+    progress = Progress(len(cfg.targets) * cfg.profile.repeats,
+                        planned_target_s(cfg.profile, cfg.open_loop, cfg.verify))
     json_path = outdir / "run.json"
+    # SIGTERM unwinds like Ctrl-C, so the finally below stops the upstream and restores its affinity.
+    old_term = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
+        upstream.pin(place["upstream"])
+        place["upstream_pinning"] = upstream.pinning()
         for repeat in range(cfg.profile.repeats):
             for target in cfg.targets:
                 if target.kind == "ceiling" and upstream.kind == "static":
@@ -325,6 +383,8 @@ def run(cfg: Config) -> Path:
                 json_path.write_text(json.dumps(doc, indent=1))
     finally:
         upstream.stop()
+        signal.signal(signal.SIGTERM, old_term)
+        place["upstream_pinning"] = upstream.pinning()
         doc["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         doc["wall_s"] = round((dt.datetime.now(dt.timezone.utc) - started).total_seconds(), 1)
         doc["summary"] = report.summary(doc)
@@ -335,6 +395,10 @@ def run(cfg: Config) -> Path:
             latest.unlink()
         latest.symlink_to(run_id)
     return outdir
+
+
+def _exit_on_term(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _static_ceiling(upstream: Upstream):

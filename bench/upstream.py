@@ -6,6 +6,7 @@ import urllib.request
 from pathlib import Path
 
 from . import nginx
+from .placement import Pinned
 from .targets import CgroupMeter, Env, Limits, Meter, ProcMeter, _start_in_group, _stop_group, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,23 +21,29 @@ def es_get(es: str, path: str, body: dict | None = None) -> dict:
         return json.loads(resp.read())
 
 
-def es_meter() -> Meter:
-    """CPU and RSS of the Elasticsearch JVM: the pid file of scripts/es.sh, else any process running
-    Elasticsearch's main class (a node started from another checkout)."""
-    def pids() -> list[int]:
+ES_MAIN_CLASS = b"org.elasticsearch.bootstrap.Elasticsearch"
+
+
+def es_pids(pidfile: Path = ES_PIDFILE, proc: Path = Path("/proc")) -> list[int]:
+    """The Elasticsearch JVM: the pid file of scripts/es.sh when it names a live Elasticsearch, else
+    any process running Elasticsearch's main class (a node started from another checkout)."""
+    def is_es(pid: int) -> bool:
         try:
-            return [int(ES_PIDFILE.read_text())]
-        except (OSError, ValueError):
-            pass
-        found = []
-        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-            try:
-                if b"org.elasticsearch.bootstrap.Elasticsearch" in cmdline.read_bytes():
-                    found.append(int(cmdline.parent.name))
-            except OSError:
-                continue
-        return found
-    return ProcMeter(pids)
+            return ES_MAIN_CLASS in (proc / str(pid) / "cmdline").read_bytes()
+        except OSError:
+            return False
+    try:
+        pid = int(pidfile.read_text())
+        if is_es(pid):
+            return [pid]
+    except (OSError, ValueError):
+        pass
+    return sorted(int(d.name) for d in proc.glob("[0-9]*") if is_es(int(d.name)))
+
+
+def es_meter() -> Meter:
+    """CPU and RSS of the Elasticsearch JVM (`es_pids`)."""
+    return ProcMeter(es_pids)
 
 
 def fixture_ids() -> tuple[list[int], list[int]]:
@@ -85,6 +92,13 @@ class Upstream:
     meter: Meter
     description: str
 
+    def pin(self, cpus: str | None) -> None:
+        """Move the upstream onto cpus for the run (stop() undoes it)."""
+
+    def pinning(self) -> dict:
+        """How the upstream was placed, for the run file's placement."""
+        return {"how": "not pinned", "cpus": None}
+
     def stop(self) -> None:
         pass
 
@@ -95,9 +109,37 @@ class EsUpstream(Upstream):
     def __init__(self, url: str):
         self.url = url.rstrip("/")
         self.meter = es_meter()
+        self.pinned: Pinned | None = None
+        self.pin_note = "not pinned"
         health = es_get(self.url, "/_cluster/health")
         self.description = f"Elasticsearch at {self.url} (cluster {health.get('cluster_name')}, " \
-                           f"status {health.get('status')}); unpinned, not limited by the harness"
+                           f"status {health.get('status')}); not started or limited by the harness"
+
+    def pin(self, cpus: str | None) -> None:
+        """All threads of the Elasticsearch JVM onto cpus (the load generator's on 2 CPUs) until stop()."""
+        if cpus is None:
+            return
+        pids = es_pids()
+        if not pids:
+            self.pin_note = "Elasticsearch process not found on this machine: not pinned"
+            return
+        self.pinned = Pinned(pids, cpus)
+        moved = ", ".join(map(str, sorted(self.pinned.previous)))
+        self.pin_note = (f"Elasticsearch JVM (pid {moved}) pinned, all threads, with taskset -a for the run; its "
+                         "previous affinity is restored at the end" if moved else
+                         "Elasticsearch could not be pinned (see errors)")
+
+    def pinning(self) -> dict:
+        rec = {"how": self.pin_note, "cpus": None}
+        if self.pinned is not None:
+            rec.update(self.pinned.record())
+            if not self.pinned.previous:
+                rec["cpus"] = None
+        return rec
+
+    def stop(self) -> None:
+        if self.pinned is not None:
+            self.pinned.restore()
 
 
 class StaticUpstream(Upstream):
@@ -110,6 +152,9 @@ class StaticUpstream(Upstream):
         d.mkdir(parents=True, exist_ok=True)
         port = free_port()
         workers = max(1, int(-(-limits.cpus // 1)))
+        if cpus:
+            workers = min(workers, len(cpus.split(",")))
+        self.cpus = cpus
         (d / "nginx.conf").write_text(nginx.static_conf(d, port, docs, workers))
         self.url = f"http://127.0.0.1:{port}"
         env = Env(upstream_url="", limits=limits, cpus=cpus, logdir=workdir / "logs")
@@ -119,6 +164,9 @@ class StaticUpstream(Upstream):
         self.meter = CgroupMeter(self.group)
         self.description = (f"static: nginx serving {n} pre-rendered Elasticsearch answers from {es} at {self.url} "
                             f"(same limits as the targets, CPUs {cpus or 'unpinned'})")
+
+    def pinning(self) -> dict:
+        return {"how": "started by the harness under taskset -c" if self.cpus else "not pinned", "cpus": self.cpus}
 
     def stop(self) -> None:
         _stop_group(self.proc, self.group)

@@ -3,7 +3,8 @@
 #   scripts/bench.sh [HARNESS OPTIONS]   setup, then `python -m bench HARNESS OPTIONS` (see --help)
 #   scripts/bench.sh setup [OPTIONS]     setup only
 #   scripts/bench.sh smoke               the harness's own smoke run for `make test`: rust-actix bare,
-#                                        two 2-second steps, fixture city, then `python -m bench check`
+#                                        a 3-second stable warm-up, two 2-second steps, fixture city,
+#                                        then `python -m bench check`
 # Setup (idempotent): wrk and nginx (apt-get), vegeta (Go proxy, into .cache/bin), Elasticsearch with
 # the fixture (scripts/es.sh up), the bench dataset (make data-bench) unless already loaded, every
 # service's `make build`, and the images that do not exist yet (scripts/images.sh build;

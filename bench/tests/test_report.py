@@ -1,3 +1,5 @@
+import ast
+import copy
 import re
 import shutil
 import subprocess
@@ -5,40 +7,49 @@ from pathlib import Path
 
 import pytest
 
-from bench import nginx, report, runner
+from bench import nginx, report, runner, warmup
 from bench.cgroup import Sample
 from bench.metrics import cumulative, step_metrics, totals
 
 
-def result(name: str, kind: str, rps_per_conn: float, cpu_per_req: float, repeat: int = 0) -> dict:
+def result(name: str, kind: str, rps_per_conn: float, cpu_per_req: float, repeat: int = 0,
+           capped: bool = False) -> dict:
+    """Two warm-up windows at 4 connections (the second 10 % cheaper when capped: never stable), steps at 1
+    and 4 connections, one open-loop step."""
     steps = []
-    for kind_, conns in (("warmup", 1), ("step", 1), ("step", 4)):
+    for i, (kind_, conns) in enumerate((("warmup", 4), ("warmup", 4), ("step", 1), ("step", 4))):
         ok = int(rps_per_conn * conns * 2)
+        cpu = cpu_per_req * (0.9 if capped and i == 1 else 1.0)
         load = {"duration_s": 2.0, "responses": ok, "successes": ok, "status_errors": 0, "socket_errors": 0,
                 "errors_detail": {}, "bytes": 0,
                 "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "mean": 1.0, "max": 5.0}}
         m = step_metrics(load, Sample(0, 0, 0, 0, 0, 0),
-                         Sample(int(ok * cpu_per_req * 1e9), 2**20, 2**21 * conns, 0, 0, 0))
+                         Sample(int(ok * cpu * 1e9), 2**20, 2**21 * conns, 0, 0, 0))
         m.update(kind=kind_, connections=conns, rate=None)
         steps.append(m)
     open_step = dict(steps[-1], kind="open", connections=None, rate=100)
+    windows = iter(steps[:2])
+    _, warm = warmup.until_stable(warmup.Rule(4, 2.0, 4.0, 0.03), lambda n, s: next(windows))
     return {"target": name, "kind": kind, "repeat": repeat, "status": "ok", "reason": None, "meta": {},
-            "startup_s": 0.05, "cpu_startup_s": 0.01, "verify": {"passed": True}, "steps": steps + [open_step],
-            "totals": totals(steps, 0.01, 0.0275), "cumulative": cumulative(steps, 0.01)}
+            "startup_s": 0.05, "cpu_startup_s": 0.01, "verify": {"passed": True}, "warmup": warm,
+            "steps": steps + [open_step], "totals": totals(steps, 0.01, 0.0275, fixed_connections=4),
+            "cumulative": cumulative(steps, 0.01)}
 
 
-def document() -> dict:
-    results = [result("svc", "bare", 1000, 100e-6, r) for r in range(2)]
+def document(svc_cpu: tuple[float, float] = (100e-6, 100e-6), capped: bool = False) -> dict:
+    results = [result("svc", "bare", 1000, cpu, r, capped) for r, cpu in enumerate(svc_cpu)]
     results += [result("floor (nginx → Elasticsearch)", "floor", 2000, 25e-6)]
     results += [{"target": "broken", "kind": "bare", "repeat": 0, "status": "failed",
                  "reason": "verify gate: golden cases failed <b>", "meta": {}, "startup_s": 0.1, "steps": []}]
     doc = {
         "schema": runner.SCHEMA, "run_id": "test", "wall_s": 12.0,
-        "profile": {"name": "smoke", "connections": [1, 4], "repeats": 2},
+        "profile": {"name": "smoke", "connections": [1, 4], "repeats": 2, "fixed_connections": 4},
         "upstream": {"kind": "elasticsearch", "description": "ES"},
         "machine": {"cpu_model": "cpu", "cpus": 2, "memory_bytes": 2**30, "os": "os", "kernel": "k", "cgroup": "v1",
                     "load_average_at_start": [0.1, 0.2, 0.3], "git": "abc", "versions": {"wrk": "wrk 4.1.0"}},
-        "placement": {"target": "1", "load": "0", "upstream": None, "note": "n"},
+        "placement": {"target": "1", "load": "0", "upstream": "0", "note": "n",
+                      "upstream_pinning": {"how": "pinned with taskset -a", "cpus": "0", "pids": [7],
+                                           "previous": {"7": "0-1"}, "restored": True, "errors": []}},
         "limits": {"cpus": 1.5, "memory_bytes": 2**29},
         "request": {"path": "/p", "mode": "fixed", "ids": 1, "fixed_id": 1},
         "options": {"price_per_vcpu_hour_usd": 0.0275},
@@ -80,15 +91,6 @@ def test_html_without_successful_runs() -> None:
     assert "no data" in report.html(doc)
 
 
-def test_placement() -> None:
-    assert runner.placement(1, True)["target"] is None
-    assert runner.placement(2, True)["target"] == "1" and runner.placement(2, True)["load"] == "0"
-    assert runner.placement(3, True)["upstream"] == "2"
-    assert runner.placement(8, True) == {"target": "1,2", "load": "0", "upstream": "3,4,5,6,7",
-                                         "note": "8 CPUs: load 0, target 1-2, upstream 3-7"}
-    assert runner.placement(8, False)["load"] is None
-
-
 @pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx not installed")
 @pytest.mark.parametrize("kind", ["floor", "static"])
 def test_nginx_configurations_are_valid(tmp_path: Path, kind: str) -> None:
@@ -110,7 +112,7 @@ def test_check_flags_failures_and_missing_figures() -> None:
     assert problems == ["broken (repeat 1): verify gate: golden cases failed <b>"]
     doc["results"] = doc["results"][:1]
     assert check(doc) == []
-    doc["results"][0]["steps"][1]["cpu_s"] = None
+    doc["results"][0]["steps"][2]["cpu_s"] = None
     assert check(doc) == ["svc (repeat 1): a step step has no CPU figure"]
 
 
@@ -119,6 +121,9 @@ def test_text_summary_lists_every_target() -> None:
     text = text_summary(document())
     assert "svc" in text and "floor (nginx → Elasticsearch)" in text and "verify gate" in text
     assert "0.25" in text   # the ratio to the floor
+    assert "µs/req@4" in text and "100.0" in text    # CPU per request at the fixed count
+    assert "⚠" not in text.splitlines()[1]
+    assert "105.0 ⚠" in text_summary(document(svc_cpu=(100e-6, 110e-6)))   # the median, marked
 
 
 def test_progress_eta_uses_completed_targets() -> None:
@@ -130,3 +135,124 @@ def test_progress_eta_uses_completed_targets() -> None:
     assert p.eta(0) == pytest.approx(180, abs=1)
     p.next_target(complete=False)                # a failed target does not count as a sample
     assert p.eta(30) == pytest.approx(90, abs=1)
+
+
+def test_summary_at_the_fixed_count_and_its_floor_ratio() -> None:
+    rows = {r["target"]: r for r in document()["summary"]}
+    svc, floor = rows["svc"], rows["floor (nginx → Elasticsearch)"]
+    f = svc["at_fixed"]
+    assert f["connections"] == 4
+    assert f["rps"]["median"] == pytest.approx(4000)
+    assert f["cpu_us_per_request"]["median"] == pytest.approx(100, rel=1e-3)
+    assert f["requests_per_cpu_s"]["median"] == pytest.approx(10_000, rel=1e-3)
+    assert f["p99_ms"]["median"] == 3.0
+    assert f["ratio_to_floor"]["median"] == pytest.approx(0.25, rel=1e-3)
+    assert floor["at_fixed"]["ratio_to_floor"]["median"] == pytest.approx(1.0)
+    assert svc["ratio_to_floor_band"]["median"] == pytest.approx(svc["ratio_to_floor"])
+    assert rows["broken"]["at_fixed"]["rps"] is None
+
+
+def test_every_band_carries_its_spread_and_a_wide_one_is_marked() -> None:
+    steady = document()
+    svc = next(r for r in steady["summary"] if r["target"] == "svc")
+    assert svc["at_fixed"]["cpu_us_per_request"]["spread"] == pytest.approx(0, abs=1e-3)
+    assert svc["peak_rps"]["spread"] == 0 and not svc["efficiency_spread_wide"]
+    assert 'class="wide-band"' not in report.html(steady)
+
+    unsteady = document(svc_cpu=(100e-6, 110e-6))
+    svc = next(r for r in unsteady["summary"] if r["target"] == "svc")
+    assert svc["efficiency_spread"] == pytest.approx(10 / 105, rel=1e-2)
+    assert svc["efficiency_spread_wide"]
+    page = report.html(unsteady)
+    row = re.search(r'<tr class="wide-band">.*?</tr>', page)
+    assert row and "svc" in row[0] and "⚠" in row[0]
+    assert page.count('class="wide-band"') == 1           # the floor (one repeat) is not marked
+
+
+def test_overload_table() -> None:
+    doc = document()
+    svc = next(r for r in doc["summary"] if r["target"] == "svc")
+    o = svc["overload"]
+    assert o["connections"] == 4 and o["memory_peak_bytes"]["median"] == 2**21 * 4
+    assert o["oom_kills"]["median"] == 0 and o["error_ratio"]["median"] == 0 and o["p99_ms"]["median"] == 3.0
+    page = report.html(doc)
+    assert "<h2>Overload (4 connections)</h2>" in page
+    assert "OOM kills" in page and "memory high-water" in page
+
+
+def test_warm_up_seconds_and_the_cap_are_shown() -> None:
+    doc = document()
+    svc = next(r for r in doc["summary"] if r["target"] == "svc")
+    assert svc["warmup"]["seconds"]["median"] == 4.0 and svc["warmup"]["capped"] == 0
+    assert "<span class=capped" not in report.html(doc)
+    doc = document(capped=True)
+    svc = next(r for r in doc["summary"] if r["target"] == "svc")
+    assert svc["warmup"]["capped"] == 2 and svc["warmup"]["converged"] == 0
+    page = report.html(doc)
+    assert "⚑ cap ×2" in page and "hit the cap" in page and "<h2>Warm-up</h2>" in page
+
+
+def test_placement_and_its_restoration_are_reported() -> None:
+    page = report.html(document())
+    assert "upstream 0" in page and "previous affinity pid 7: CPUs 0-1, restored" in page
+
+
+def v1_document() -> dict:
+    """A run file of schema 1: no warm-up record, no fixed-count or overload figures."""
+    doc = copy.deepcopy(document())
+    doc["schema"] = "cityref-bench/1"
+    del doc["profile"]["fixed_connections"]
+    for r in doc["results"]:
+        r.pop("warmup", None)
+        for key in ("at_fixed", "overload"):
+            (r.get("totals") or {}).pop(key, None)
+    doc["summary"] = report.summary(doc)
+    return doc
+
+
+def test_schema_1_files_still_check_and_render() -> None:
+    from bench.cli import check
+    doc = v1_document()
+    doc["results"] = [r for r in doc["results"] if r["status"] == "ok"]
+    assert check(doc) == []
+    page = report.html(doc)
+    assert "Overload (4 connections)" in page and "<h2>Warm-up</h2>" not in page
+    svc = next(r for r in report.summary(doc) if r["target"] == "svc")     # computed from the steps
+    assert svc["overload"]["memory_peak_bytes"]["median"] == 2**21 * 4 and svc["warmup"] is None
+    assert svc["at_fixed"]["connections"] == 64 and svc["at_fixed"]["rps"] is None   # no step at the default 64
+    doc["profile"]["connections"] = [1, 4]
+    doc["profile"]["fixed_connections"] = 4
+    svc = next(r for r in report.summary(doc) if r["target"] == "svc")
+    assert svc["at_fixed"]["cpu_us_per_request"]["median"] == pytest.approx(100, rel=1e-3)
+
+
+def test_check_wants_the_schema_2_figures() -> None:
+    from bench.cli import check
+    doc = document()
+    doc["results"] = doc["results"][:1]
+    assert check(doc) == []
+    broken = copy.deepcopy(doc)
+    del broken["results"][0]["totals"]["at_fixed"]
+    assert check(broken) == ["svc (repeat 1): no figures at 4 connections"]
+    broken = copy.deepcopy(doc)
+    broken["results"][0]["totals"]["at_fixed"]["cpu_us_per_request"] = None
+    assert check(broken) == ["svc (repeat 1): incomplete figures at 4 connections"]
+    broken = copy.deepcopy(doc)
+    broken["results"][0]["totals"]["overload"]["memory_peak_bytes"] = None
+    assert check(broken) == ["svc (repeat 1): incomplete overload figures at 4 connections"]
+    broken = copy.deepcopy(doc)
+    broken["results"][0]["warmup"] = None
+    assert check(broken) == ["svc (repeat 1): no warm-up record"]
+    broken = copy.deepcopy(doc)
+    broken["results"][0]["warmup"]["windows"] = 5
+    assert check(broken) == ["svc (repeat 1): the warm-up record counts 5 windows, the steps 2"]
+    broken = copy.deepcopy(doc)
+    broken["schema"] = "cityref-bench/0"
+    assert check(broken)[0].startswith("schema 'cityref-bench/0' is not one of")
+
+
+def test_report_functions_stay_short() -> None:
+    tree = ast.parse(Path(report.__file__).read_text())
+    long = [f"{n.name}: {n.end_lineno - n.lineno + 1} lines" for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 80]
+    assert long == []

@@ -1,0 +1,141 @@
+import resource
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bench import cli, load, runner
+from bench.cgroup import Sample
+from bench.targets import Meter, Running, Target
+
+
+def test_quick_profile_reaches_2048_connections() -> None:
+    quick, full = runner.PROFILES["quick"], runner.PROFILES["full"]
+    assert quick.connections == [1, 4, 16, 64, 256, 1024, 2048]
+    assert full.connections[-1] == 2048
+    for p in (quick, full):
+        assert p.fixed_connections == 64 and p.fixed_connections in p.connections
+        assert p.stable_connections == 64 and p.stable_tolerance == 0.03
+        assert cli.profile_problem(p) is None
+    assert (quick.stable_window_s, quick.stable_cap_s) == (5, 60)
+    assert full.stable_cap_s == 120
+    assert cli.profile_problem(runner.PROFILES["smoke"]) is None
+
+
+def test_wrk_has_threads_for_2048_connections() -> None:
+    argv = load.wrk_command("http://x/", 2048, 8)
+    assert "-c2048" in argv and "-t4" in argv
+
+
+def test_profile_problems() -> None:
+    quick = runner.PROFILES["quick"]
+    assert "not one of the measured steps" in cli.profile_problem(replace(quick, fixed_connections=32))
+    assert "two windows" in cli.profile_problem(replace(quick, stable_cap_s=8))
+    assert "positive" in cli.profile_problem(replace(quick, stable_tolerance=0))
+    assert cli.profile_problem(replace(quick, stable_connections=0, stable_cap_s=0)) is None
+
+
+def test_cli_overrides() -> None:
+    a = cli.parser().parse_args(["--no-bare", "--no-images", "--no-floor", "--no-ceiling", "--connections", "8,32",
+                                 "--fixed-connections", "32", "--stable-connections", "16", "--stable-window", "2",
+                                 "--stable-cap", "20", "--stable-tolerance", "0.05"])
+    p = cli.config(a).profile
+    assert (p.connections, p.fixed_connections, p.stable_connections) == ([8, 32], 32, 16)
+    assert (p.stable_window_s, p.stable_cap_s, p.stable_tolerance) == (2, 20, 0.05)
+    with pytest.raises(SystemExit, match="fixed-connections 64"):
+        cli.config(cli.parser().parse_args(["--no-bare", "--no-images", "--no-floor", "--no-ceiling",
+                                            "--connections", "8,32"]))
+
+
+def test_raise_nofile() -> None:
+    calls = []
+
+    def set_(which, limits):
+        calls.append(limits)
+    assert runner.raise_nofile(3072, get=lambda _: (1024, 20000), set_=set_) == 20000
+    assert calls == [(20000, 20000)]
+    calls.clear()
+    assert runner.raise_nofile(3072, get=lambda _: (1024, 2048), set_=set_) == 3072
+    assert calls == [(3072, 3072)]
+
+    def refuse(which, limits):
+        raise ValueError("not allowed")
+    with pytest.raises(SystemExit, match="2048 connections need 3072 open files"):
+        runner.raise_nofile(3072, get=lambda _: (1024, 2048), set_=refuse)
+    assert runner.raise_nofile(3072, get=lambda _: (resource.RLIM_INFINITY,) * 2, set_=refuse) == resource.RLIM_INFINITY
+
+
+class CountingMeter(Meter):
+    """A cgroup whose CPU the fake wrk below advances by the step's requests x the CPU per request given."""
+
+    def __init__(self) -> None:
+        self.cpu_ns = 0
+
+    def sample(self) -> Sample:
+        return Sample(self.cpu_ns, 2**20, 2**21, 0, 0, 0)
+
+
+def fake_load(meter: CountingMeter | None, cpu_us: list[float]):
+    costs = iter(cpu_us)
+
+    def run_wrk(url, connections, seconds, env, cpus, timeout_s=15):
+        ok = int(1000 * seconds)
+        if meter is not None:
+            meter.cpu_ns += int(ok * next(costs) * 1000)
+        return {"duration_s": seconds, "responses": ok, "successes": ok, "status_errors": 0, "socket_errors": 0,
+                "errors_detail": {}, "bytes": 0,
+                "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "mean": 1.0, "max": 5.0}}
+    return run_wrk
+
+
+def target(kind: str, meter: Meter) -> Target:
+    def start(env, first_path):
+        return Running("http://127.0.0.1:1", "/city/v1/get?id=%s&language=en", meter,
+                       0.1 if kind != "ceiling" else None, lambda: None)
+    return Target(f"fake {kind}", kind, False, start)
+
+
+def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str, meter: Meter, cpu_us: list[float],
+          **profile) -> dict:
+    p = replace(runner.PROFILES["quick"], connections=[4, 64, 2048], step_s=1, stable_window_s=1, stable_cap_s=6,
+                warmup=[1, 1], warmup_s=1, pause_s=0, **profile)
+    monkeypatch.setattr(runner.load, "run_wrk", fake_load(meter if isinstance(meter, CountingMeter) else None,
+                                                          cpu_us))
+    cfg = runner.Config(profile=p, targets=[], verify=False, open_loop=False, out=tmp_path)
+    progress = runner.Progress(1, 10)
+    progress.show = lambda *a: None
+    return runner.bench_target(cfg, target(kind, meter), 0, None, None, None, 1, tmp_path, progress)
+
+
+def test_bench_target_warms_up_until_stable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [300, 150, 110, 101, 100, 100, 100, 100, 100])
+    assert rec["status"] == "ok", rec["reason"]
+    w = rec["warmup"]
+    assert w["mode"] == "stable" and w["converged"] and w["windows"] == 5 and w["seconds"] == 5
+    assert w["window_cpu_us_per_request"] == pytest.approx([300, 150, 110, 101, 100])   # 101 -> 100: within 3 %
+    kinds = [(s["kind"], s["connections"]) for s in rec["steps"]]
+    assert kinds == [("warmup", 64)] * 5 + [("step", 4), ("step", 64), ("step", 2048)]
+    assert rec["totals"]["at_fixed"]["cpu_us_per_request"] == pytest.approx(100)
+    assert rec["totals"]["overload"]["connections"] == 2048
+    # the whole run counts the warm-up: (5 windows + 3 steps) x 1000 requests over their CPU
+    cpu_s = (300 + 150 + 110 + 101 + 100 + 3 * 100) * 1000 / 1e6
+    assert rec["totals"]["requests_per_cpu_s"] == pytest.approx(8000 / cpu_s, rel=1e-3)
+
+
+def test_bench_target_caps_the_warm_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [100 * 0.9**i for i in range(6)] + [50] * 3)
+    w = rec["warmup"]
+    assert w["capped"] and not w["converged"] and w["windows"] == 6 and w["seconds"] == 6
+
+
+def test_targets_without_cpu_figures_get_the_fixed_warm_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rec = bench(monkeypatch, tmp_path, "url", Meter(), [])
+    w = rec["warmup"]
+    assert w["mode"] == "fixed" and w["connections"] == [1, 1] and w["seconds"] == 2
+    assert [s["connections"] for s in rec["steps"] if s["kind"] == "warmup"] == [1, 1]
+    assert rec["totals"]["at_fixed"]["rps"] == 1000 and rec["totals"]["at_fixed"]["cpu_us_per_request"] is None
+
+
+def test_stable_warm_up_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [100] * 5, stable_connections=0)
+    assert rec["warmup"]["mode"] == "fixed" and rec["warmup"]["why"] == "stability warm-up turned off"

@@ -1,0 +1,62 @@
+import pytest
+
+from bench import warmup
+
+
+def window_source(cpu_us: list[float | None]):
+    """A fake window(connections, seconds): the given CPU µs per request, one per call."""
+    calls: list[tuple[int, float]] = []
+    values = iter(cpu_us)
+
+    def window(connections: int, seconds: float) -> dict:
+        calls.append((connections, seconds))
+        v = next(values)
+        return {"duration_s": seconds, "cpu_ms_per_request": None if v is None else v / 1000}
+    return window, calls
+
+
+def test_agree_is_relative_to_the_earlier_window() -> None:
+    assert warmup.agree(100, 103, 0.03)
+    assert warmup.agree(100, 97, 0.03)
+    assert not warmup.agree(100, 103.5, 0.03)
+    assert not warmup.agree(None, 100, 0.03) and not warmup.agree(100, None, 0.03)
+    assert not warmup.agree(0, 0, 0.03)
+
+
+def test_stops_at_the_first_two_agreeing_windows() -> None:
+    window, calls = window_source([300, 200, 150, 120, 118, 117, 116])
+    steps, rec = warmup.until_stable(warmup.Rule(64, 5, 60, 0.03), window)
+    assert len(steps) == 5 and calls == [(64, 5)] * 5
+    assert rec["converged"] and not rec["capped"]
+    assert rec["seconds"] == 25
+    assert rec["window_cpu_us_per_request"] == pytest.approx([300, 200, 150, 120, 118])
+    assert rec["mode"] == "stable" and rec["windows"] == 5 and rec["tolerance"] == 0.03
+
+
+def test_hits_the_cap_when_windows_keep_moving() -> None:
+    window, calls = window_source([100 * 0.9**i for i in range(20)])   # 10 % cheaper every window
+    steps, rec = warmup.until_stable(warmup.Rule(64, 5, 60, 0.03), window)
+    assert len(calls) == 12                 # 60 s of 5-second windows, not one more
+    assert not rec["converged"] and rec["capped"] and rec["seconds"] == 60
+
+
+def test_windows_without_figures_never_converge() -> None:
+    window, _ = window_source([None] * 10)
+    _, rec = warmup.until_stable(warmup.Rule(4, 1, 3, 0.03), window)
+    assert rec["windows"] == 3 and rec["capped"]
+
+
+def test_two_windows_at_least() -> None:
+    assert warmup.Rule(64, 5, 60, 0.03).max_windows == 12
+    assert warmup.Rule(64, 10, 120, 0.03).max_windows == 12
+    assert warmup.Rule(64, 5, 5, 0.03).max_windows == 2
+    window, calls = window_source([100, 100])
+    _, rec = warmup.until_stable(warmup.Rule(64, 5, 60, 0.03), window)
+    assert len(calls) == 2 and rec["converged"]
+
+
+def test_fixed_record() -> None:
+    steps = [{"duration_s": 5.0, "connections": 1, "cpu_ms_per_request": None}] * 2
+    rec = warmup.fixed(steps, "no CPU figures for this target")
+    assert rec["mode"] == "fixed" and rec["seconds"] == 10 and rec["windows"] == 2
+    assert rec["converged"] is None and rec["capped"] is False and rec["connections"] == [1, 1]
