@@ -8,7 +8,7 @@ ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
 
 FROM ${JDK_IMAGE} AS build
 COPY Dockerfiles/jvm/ /build/
-COPY Dockerfiles/jvm/jvm.args services/java-helidon/target/cityref-java-helidon.jar /app/
+COPY services/jvm.args services/java-helidon/target/cityref-java-helidon.jar /app/
 COPY services/java-helidon/target/libs/ /app/libs/
 RUN sh /build/build.sh /app/cityref-java-helidon.jar
 

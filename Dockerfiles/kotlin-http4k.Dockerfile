@@ -7,7 +7,7 @@ ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
 
 FROM ${JDK_IMAGE} AS build
 COPY Dockerfiles/jvm/ /build/
-COPY Dockerfiles/jvm/jvm.args services/kotlin-http4k/target/cityref-kotlin-http4k.jar /app/
+COPY services/jvm.args services/kotlin-http4k/target/cityref-kotlin-http4k.jar /app/
 RUN sh /build/build.sh /app/cityref-kotlin-http4k.jar
 
 FROM ${BASE_IMAGE}

@@ -7,8 +7,8 @@ ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
 
 FROM ${JDK_IMAGE} AS build
 COPY Dockerfiles/jvm/ /build/
-COPY Dockerfiles/jvm/jvm.args services/kotlin-ktor/target/cityref-kotlin-ktor.jar /app/
-RUN sh /build/build.sh /app/cityref-kotlin-ktor.jar --enable-native-access=ALL-UNNAMED
+COPY services/jvm.args services/kotlin-ktor/target/cityref-kotlin-ktor.jar /app/
+RUN sh /build/build.sh /app/cityref-kotlin-ktor.jar
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev
@@ -25,6 +25,5 @@ USER 65532:65532
 ENV PORT=8080
 EXPOSE 8080
 STOPSIGNAL SIGTERM
-# --enable-native-access: Netty's native transport, as in services/kotlin-ktor/run.sh.
 ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", \
-            "--enable-native-access=ALL-UNNAMED", "-jar", "/app/cityref-kotlin-ktor.jar"]
+            "-jar", "/app/cityref-kotlin-ktor.jar"]

@@ -6,11 +6,15 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-import co.elastic.clients.elasticsearch.ElasticsearchClient;
+import co.elastic.clients.elasticsearch.ElasticsearchAsyncClient;
 import co.elastic.clients.elasticsearch.core.GetResponse;
 import co.elastic.clients.json.jackson.JacksonJsonpMapper;
 import co.elastic.clients.transport.rest_client.RestClientTransport;
@@ -23,9 +27,11 @@ import org.elasticsearch.client.RestClient;
 import org.elasticsearch.client.RestClientBuilder;
 
 /**
- * Elasticsearch through the official Java client's blocking API: every call blocks the request's
- * virtual thread (Helidon runs each request on its own), so plain sequential code is enough.
- * Cities are never cached; regions that were found are, for the life of the process.
+ * Elasticsearch through the official Java client's async API, waited for on the request's virtual
+ * thread (Helidon runs each request on its own), so plain sequential code is enough and one
+ * deadline covers the whole request: ELASTICSEARCH_TIMEOUT_MS, the wait for a pooled connection
+ * included (the spec). Cities are never cached; regions that were found are, for the life of the
+ * process.
  */
 public final class Repository implements CityLookup, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Repository.class.getName());
@@ -33,11 +39,15 @@ public final class Repository implements CityLookup, AutoCloseable {
     private static final String REGION_ALIAS = "region";
     /** A region is cached for every language, so all its names are fetched (never geometry). */
     private static final List<String> REGION_FIELDS = List.of("name.cs", "name.de", "name.en", "name.pl", "name.sk");
-    /** Pooled connections to Elasticsearch (the low-level client's default is 10 per route). */
+    /**
+     * Pooled connections to Elasticsearch, the spec's bound on requests in flight (the low-level
+     * client's default is 10 per route); sized by measurement (README.md).
+     */
     private static final int MAX_CONNECTIONS = 64;
 
     private final RestClient restClient;
-    private final ElasticsearchClient client;
+    private final ElasticsearchAsyncClient client;
+    private final long timeoutMs;
     private final Map<Long, ObjectNode> regions = new ConcurrentHashMap<>();
 
     public Repository(Config config) {
@@ -55,23 +65,26 @@ public final class Repository implements CityLookup, AutoCloseable {
             String token = Base64.getEncoder().encodeToString(secret.getBytes(StandardCharsets.UTF_8));
             builder.setDefaultHeaders(new BasicHeader[] {new BasicHeader("Authorization", "Basic " + token)});
         }
-        // No answer within ELASTICSEARCH_TIMEOUT_MS (connecting, waiting for a pooled connection or
-        // for the response) ends the blocking call with a timeout exception: 504.
-        builder.setRequestConfigCallback(rc -> rc.setConnectTimeout(timeout)
-                .setSocketTimeout(timeout)
-                .setConnectionRequestTimeout(timeout));
-        // The I/O reactor checks those timeouts once per select interval, by default every 1 s (a
-        // 1 s timeout would answer after up to 2 s): check every 100 ms.
+        // The deadline in await() decides 504; the client's connect and socket timeouts only back
+        // it up. No lease timeout: the wait for a pooled connection is inside that deadline, and a
+        // lease timeout would race it and answer 503.
+        builder.setRequestConfigCallback(rc -> rc.setConnectTimeout(timeout).setSocketTimeout(timeout));
+        // As the client's maintainers advise for a hot path without credentials: no auth cache (its
+        // BasicAuthCache deserialises the scheme on every request) and no cookie store. The I/O
+        // reactor checks timeouts once per select interval, by default every 1 s: check every 100 ms.
         builder.setHttpClientConfigCallback(hc -> hc.setMaxConnPerRoute(MAX_CONNECTIONS)
                 .setMaxConnTotal(MAX_CONNECTIONS)
+                .disableAuthCaching()
+                .disableCookieManagement()
                 .setDefaultIOReactorConfig(IOReactorConfig.custom().setSelectInterval(100).build()));
         this.restClient = builder.build();
-        this.client = new ElasticsearchClient(new RestClientTransport(restClient, new JacksonJsonpMapper()));
+        this.client = new ElasticsearchAsyncClient(new RestClientTransport(restClient, new JacksonJsonpMapper()));
+        this.timeoutMs = timeout;
     }
 
     /** The startup round-trip: {@code GET /_cluster/health}. */
-    public void checkHealth() throws IOException {
-        client.cluster().health();
+    public void checkHealth() throws Exception {
+        await(client.cluster().health(), "GET /_cluster/health");
     }
 
     @Override
@@ -99,11 +112,15 @@ public final class Repository implements CityLookup, AutoCloseable {
      * an answer that is not a document or lacks the X-Elastic-Product header).
      */
     private ObjectNode getSource(String alias, long id, List<String> fields) {
+        String what = "GET /" + alias + "/_doc/" + id;
         GetResponse<ObjectNode> response;
         try {
-            response = client.get(g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields), ObjectNode.class);
+            response = await(client.get(g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields),
+                    ObjectNode.class), what);
+        } catch (AppError e) {
+            throw e;
         } catch (Exception e) {
-            throw backendFailure("GET /" + alias + "/_doc/" + id, e);
+            throw backendFailure(what, e);
         }
         if (!response.found()) {
             return null;
@@ -114,6 +131,23 @@ public final class Repository implements CityLookup, AutoCloseable {
             throw AppError.unavailable();
         }
         return response.source();
+    }
+
+    /** The answer within the deadline; a 504 {@link AppError} without one (the request is cancelled). */
+    private <T> T await(CompletableFuture<T> future, String what) throws Exception {
+        try {
+            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            JsonLog.log(LOG, Level.WARNING, "Elasticsearch timed out: " + what, "timeout_ms", timeoutMs);
+            throw AppError.timeout();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw e;
+        }
     }
 
     private static AppError backendFailure(String what, Exception e) {

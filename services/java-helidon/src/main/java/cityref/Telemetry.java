@@ -2,7 +2,9 @@ package cityref;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -53,14 +55,21 @@ public final class Telemetry implements Filter {
 
     /** One observation of {@code http.server.request.duration} (OpenTelemetry's name). */
     public void record(String method, String route, int status, long nanos) {
-        Timer.builder("http.server.request.duration")
-                .description("Duration of HTTP server requests.")
-                .tags("http_request_method", KNOWN_METHODS.contains(method) ? method : "_OTHER",
-                      "http_route", route,
-                      "http_response_status_code", Integer.toString(status))
-                .serviceLevelObjectives(slos)
-                .register(registry)
+        Labels labels = new Labels(KNOWN_METHODS.contains(method) ? method : "_OTHER", route, status);
+        timers.computeIfAbsent(labels, l -> Timer.builder("http.server.request.duration")
+                        .description("Duration of HTTP server requests.")
+                        .tags("http_request_method", l.method(),
+                              "http_route", l.route(),
+                              "http_response_status_code", Integer.toString(l.status()))
+                        .serviceLevelObjectives(slos)
+                        .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** One timer per label set, registered once (a builder per request costs an id and a lookup). */
+    private final Map<Labels, Timer> timers = new ConcurrentHashMap<>();
+
+    private record Labels(String method, String route, int status) {
     }
 
     /**

@@ -34,6 +34,9 @@ private const val MAX_REQUEST_HEADER = 128 * 1024
  * every request path accepted as sent,
  * no `Server` header, a thread pool of [threads], and [OtherMethods] in front of http4k.
  */
+/** Listen backlog (pending connections the kernel keeps before Jetty accepts them). */
+private const val ACCEPT_QUEUE = 1024
+
 class CityrefJetty(
     private val port: Int,
     override val stopMode: StopMode,
@@ -59,7 +62,12 @@ class CityrefJetty(
             // path may reach them (and be a JSON 404).
             uriCompliance = UriCompliance.UNSAFE
         }
-        val connector = ServerConnector(server, HttpConnectionFactory(httpConfig)).apply { port = this@CityrefJetty.port }
+        val connector = ServerConnector(server, HttpConnectionFactory(httpConfig)).apply {
+            port = this@CityrefJetty.port
+            // Jetty leaves the listen backlog to the JDK's default of 50: a burst of new connections
+            // then loses SYNs and waits a 1 s retransmit. Netty and Helidon ask for 1024.
+            acceptQueueSize = ACCEPT_QUEUE
+        }
         selectors = connector.selectorManager.selectorCount
         server.addConnector(connector)
         server.errorHandler = JsonErrors(telemetry)

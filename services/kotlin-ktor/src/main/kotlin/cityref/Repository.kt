@@ -9,6 +9,7 @@ import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.withTimeout
 import org.apache.http.HttpHost
+import org.apache.http.impl.nio.reactor.IOReactorConfig
 import org.apache.http.message.BasicHeader
 import org.elasticsearch.client.RestClient
 import org.slf4j.LoggerFactory
@@ -21,6 +22,9 @@ typealias Source = ObjectNode
 
 private const val CITY_ALIAS = "city"
 private const val REGION_ALIAS = "region"
+
+/** Pooled connections to Elasticsearch, the spec's bound on requests in flight; sized by measurement (README.md). */
+private const val MAX_CONNECTIONS = 64
 
 /** A region is cached for every language, so all its names are fetched (never `geometry`). */
 private val REGION_FIELDS = listOf("name.cs", "name.de", "name.en", "name.pl", "name.sk")
@@ -48,7 +52,15 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
         setRequestConfigCallback {
             it.setConnectTimeout((timeoutMs + 1000).toInt()).setSocketTimeout((timeoutMs + 1000).toInt())
         }
-        setHttpClientConfigCallback { it.useSystemProperties().setProxy(null) }
+        // As the client's maintainers advise for a hot path without credentials: no auth cache (its
+        // BasicAuthCache deserialises the scheme on every request), no cookie store, no system
+        // properties (proxy and credential lookups); a bounded pool (the spec's bound on requests
+        // in flight). The I/O reactor checks timeouts once per select interval (1 s by default).
+        setHttpClientConfigCallback {
+            it.setMaxConnPerRoute(MAX_CONNECTIONS).setMaxConnTotal(MAX_CONNECTIONS)
+                .disableAuthCaching().disableCookieManagement()
+                .setDefaultIOReactorConfig(IOReactorConfig.custom().setSelectInterval(100).build())
+        }
     }.build()
 
     private val client = ElasticsearchAsyncClient(RestClientTransport(restClient, JacksonJsonpMapper()))

@@ -12,6 +12,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
 import org.slf4j.LoggerFactory
 import java.time.Duration
+import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.TimeUnit
 
 /** Longest request target (path and query as sent) answered normally. */
@@ -33,17 +34,24 @@ class Metrics {
     val registry = PrometheusMeterRegistry(PrometheusConfig.DEFAULT)
     private val slos = BUCKETS.map { Duration.ofNanos((it * 1e9).toLong()) }.toTypedArray()
 
+    /** One timer per label set, registered once (a builder per request costs an id and a lookup). */
+    private val timers = ConcurrentHashMap<Labels, Timer>()
+
+    private data class Labels(val method: String, val route: String, val status: Int)
+
     fun record(method: String, route: String, status: Int, nanos: Long) {
-        Timer.builder("http.server.request.duration")
-            .description("Duration of HTTP server requests.")
-            .tags(
-                "http_request_method", if (method in KNOWN_METHODS) method else "_OTHER",
-                "http_route", route,
-                "http_response_status_code", status.toString(),
-            )
-            .serviceLevelObjectives(*slos)
-            .register(registry)
-            .record(nanos, TimeUnit.NANOSECONDS)
+        val labels = Labels(if (method in KNOWN_METHODS) method else "_OTHER", route, status)
+        timers.computeIfAbsent(labels) {
+            Timer.builder("http.server.request.duration")
+                .description("Duration of HTTP server requests.")
+                .tags(
+                    "http_request_method", it.method,
+                    "http_route", it.route,
+                    "http_response_status_code", it.status.toString(),
+                )
+                .serviceLevelObjectives(*slos)
+                .register(registry)
+        }.record(nanos, TimeUnit.NANOSECONDS)
     }
 
     fun scrape(): String = registry.scrape()
