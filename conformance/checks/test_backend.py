@@ -263,7 +263,9 @@ def test_es_in_flight_bounded_and_timeout_includes_wait(backend):
              for i, r in enumerate(results) if r is None or (r[1], r[2]) != (504, E504) or r[0] > timeout + 1]
     assert not wrong, (f"{len(wrong)} of {OVERLOAD_REQUESTS} lookups did not answer 504 within "
                        f"{timeout + 1:.1f}s:\n" + "\n".join(wrong[:10]))
-    backend.recovers(1)
+    # The proxy now relays what it held; a client whose cancel does not abort the exchange still
+    # sends the abandoned requests, which the service must work off before answering normally.
+    backend.recovers(1, attempts=20)
 
 
 def test_never_get_root(backend):
