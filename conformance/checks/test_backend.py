@@ -233,7 +233,7 @@ MAX_IN_FLIGHT = 256
 
 def test_es_in_flight_bounded_and_timeout_includes_wait(backend):
     """Elasticsearch hangs while 300 lookups arrive: at most 256 reach it at once, and every lookup,
-    including those waiting for a pooled connection or permit, answers 504 within the timeout + 1 s."""
+    including those waiting for a pooled connection or permit, answers 504 within the timeout + 1.5 s."""
     timeout = backend.timeout_ms / 1000
     results: list[tuple[float, int | None, bytes | str]] = [None] * OVERLOAD_REQUESTS  # type: ignore[list-item]
 
@@ -259,10 +259,13 @@ def test_es_in_flight_bounded_and_timeout_includes_wait(backend):
     in_flight = backend.proxy.max_in_flight(mark)
     assert in_flight <= MAX_IN_FLIGHT, \
         f"{in_flight} requests were in flight to Elasticsearch at once, want at most {MAX_IN_FLIGHT}"
+    # 300 connections at once on a service limited to about one CPU add scheduling delay: 1.5 s of
+    # slack here (1 s for a single request in test_es_hang_504).
+    limit = timeout + 1.5
     wrong = [f"lookup {i}: no result" if r is None else f"lookup {i}: {r[1]} {r[2]!r:.120} after {r[0]:.2f}s"
-             for i, r in enumerate(results) if r is None or (r[1], r[2]) != (504, E504) or r[0] > timeout + 1]
+             for i, r in enumerate(results) if r is None or (r[1], r[2]) != (504, E504) or r[0] > limit]
     assert not wrong, (f"{len(wrong)} of {OVERLOAD_REQUESTS} lookups did not answer 504 within "
-                       f"{timeout + 1:.1f}s:\n" + "\n".join(wrong[:10]))
+                       f"{limit:.1f}s:\n" + "\n".join(wrong[:10]))
     # The proxy now relays what it held; a client whose cancel does not abort the exchange still
     # sends the abandoned requests, which the service must work off before answering normally.
     backend.recovers(1, attempts=20)
