@@ -26,7 +26,7 @@ apt_tools() {
     || die "apt-get install ${missing[*]} failed"
 }
 
-# vegeta from the Go module proxy: `go install …@version` is refused here (machine notes §5.2), a
+# vegeta from the Go module proxy: `go install …@version` is refused by the Go proxy used here (403 on @v/list), a
 # scratch module with `go get` + `go build` works.
 vegeta() {
   [ -x "$VEGETA" ] && return

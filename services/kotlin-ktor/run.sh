@@ -1,5 +1,5 @@
 #!/bin/sh
-# Starts the fat jar on Temurin 25 (machine notes §1.2). `exec`: signals reach the JVM directly.
+# Starts the fat jar on Temurin 25 (Java 21+ needed; Debian 12 has only JDK 17). `exec`: signals reach the JVM directly.
 # Environment: PORT, ELASTICSEARCH_URL, ELASTICSEARCH_TIMEOUT_MS, LOG_LEVEL (README.md).
 # JVM options: ../jvm.args, the same file the image uses.
 cd "$(dirname "$0")" || exit 1
