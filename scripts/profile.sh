@@ -4,7 +4,7 @@
 # Starts the service bare from its cityref.yaml command on CPU 1 against the Elasticsearch of
 # `make es` (fixture city 3), warms it up with wrk on CPU 0 (64 connections, 30 s: a JIT needs
 # that long to settle), then profiles a SECONDS-long window (default 20) of the same load:
-#   JVM services   async-profiler 4.2 (Maven Central), cpu event, loaded with jcmd for the window;
+#   JVM services   async-profiler 4.2 (Maven Central), cpu event, 5 s chunks, window's chunks kept;
 #   native ones    perf record -g (frame pointers; stripped binaries give addresses only).
 # Prints req/s, the service's CPU µs per request in the window (from /proc/<pid>/stat, profiler
 # overhead included) and the top frames by self and inclusive time.
@@ -20,7 +20,7 @@ out="$CACHE/profiles/$svc/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
 
-mapfile -t argv < <(scripts/python.sh -c 'import sys, yaml; print("\n".join(map(str, yaml.safe_load(open(sys.argv[1]))["command"])))' "services/$svc/cityref.yaml")
+eval "argv=($(scripts/python.sh scripts/services.py get "$svc" command))"   # the descriptor's reader
 jvm=0
 [ -f "services/$svc/pom.xml" ] && jvm=1
 env_extra=()
