@@ -2,8 +2,9 @@
 # scripts/profile.sh SERVICE [SECONDS] — a CPU profile of one built service under load.
 #
 # Starts the service bare from its cityref.yaml command on CPU 1 against the Elasticsearch of
-# `make es` (fixture city 3), warms it up with wrk on CPU 0 (64 connections, 30 s: a JIT needs
-# that long to settle), then profiles a SECONDS-long window (default 20) of the same load:
+# `make es` (fixture city 3), warms it up with wrk on CPU 0 (64 connections; WARMUP_SECONDS, default
+# 90 s for a JVM — C2 on one CPU still compiles 11–31 % of the time at 30–50 s — and 30 s for a
+# native binary), then profiles a SECONDS-long window (default 20) of the same load:
 #   JVM services   async-profiler 4.2 (Maven Central), cpu event, 5 s chunks, window's chunks kept;
 #   native ones    perf record -g (frame pointers; stripped binaries give addresses only).
 # Prints req/s, the service's CPU µs per request in the window (from /proc/<pid>/stat, profiler
@@ -13,7 +14,6 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 svc=${1:?usage: scripts/profile.sh SERVICE [SECONDS]}
 seconds=${2:-20}
-warmup=${WARMUP_SECONDS:-30}
 port=18190
 url="http://127.0.0.1:$port/city/v1/get?id=3&language=de"
 out="$CACHE/profiles/$svc/$(date -u +%Y%m%dT%H%M%SZ)"
@@ -23,6 +23,7 @@ command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
 eval "argv=($(scripts/python.sh scripts/services.py get "$svc" command))"   # the descriptor's reader
 jvm=0
 [ -f "services/$svc/pom.xml" ] && jvm=1
+warmup=${WARMUP_SECONDS:-$([ $jvm = 1 ] && echo 90 || echo 30)}
 env_extra=()
 if [ $jvm = 1 ]; then
   jar="$HOME/.m2/repository/tools/profiler/async-profiler/4.2/async-profiler-4.2-linux-x64.jar"
