@@ -57,8 +57,10 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--stable-window", type=float, help="seconds of each warm-up window")
     g.add_argument("--stable-cap", type=float, help="at most this many seconds of warm-up windows")
     g.add_argument("--stable-tolerance", type=float,
-                   help="two consecutive windows within this relative difference of CPU per request = stable "
+                   help="consecutive windows whose CPU per request lies within this relative spread = stable "
                         "(0.03 = 3 %%)")
+    g.add_argument("--stable-windows", type=int,
+                   help="how many consecutive windows must agree (default 3; smoke 2)")
     g.add_argument("--fixed-connections", type=int,
                    help="the connection count every target is also compared at (one of the measured steps)")
     g.add_argument("--connections", type=str, help="measured steps, e.g. 2,4,8,16")
@@ -110,6 +112,7 @@ def config(a: argparse.Namespace) -> runner.Config:
         "step_s": a.step_seconds, "open_rates": ints(a.rates) if a.rates is not None else None,
         "open_s": a.open_seconds, "pause_s": a.pause_seconds, "stable_connections": a.stable_connections,
         "stable_window_s": a.stable_window, "stable_cap_s": a.stable_cap, "stable_tolerance": a.stable_tolerance,
+        "stable_agreeing": a.stable_windows,
         "fixed_connections": a.fixed_connections}.items() if v is not None}
     prof = replace(prof, **overrides)
     problem = profile_problem(prof)
@@ -136,8 +139,10 @@ def profile_problem(p: runner.Profile) -> str | None:
     if p.stable_connections:
         if p.stable_window_s <= 0 or p.stable_tolerance <= 0:
             return "--stable-window and --stable-tolerance must be positive"
-        if p.stable_cap_s < 2 * p.stable_window_s:
-            return (f"--stable-cap {p.stable_cap_s:g} s leaves no room for the two windows of "
+        if p.stable_agreeing < 2:
+            return "--stable-windows must be 2 or more"
+        if p.stable_cap_s < p.stable_agreeing * p.stable_window_s:
+            return (f"--stable-cap {p.stable_cap_s:g} s leaves no room for the {p.stable_agreeing} windows of "
                     f"{p.stable_window_s:g} s the stability rule compares")
     return None
 

@@ -29,7 +29,7 @@ def result(name: str, kind: str, rps_per_conn: float, cpu_per_req: float, repeat
         steps.append(m)
     open_step = dict(steps[-1], kind="open", connections=None, rate=100)
     windows = iter(steps[:2])
-    _, warm = warmup.until_stable(warmup.Rule(4, 2.0, 4.0, 0.03), lambda n, s: next(windows))
+    _, warm = warmup.until_stable(warmup.Rule(4, 2.0, 4.0, 0.03, agreeing=2), lambda n, s: next(windows))
     return {"target": name, "kind": kind, "repeat": repeat, "status": "ok", "reason": None, "meta": {},
             "startup_s": 0.05, "cpu_startup_s": 0.01, "verify": {"passed": True}, "warmup": warm,
             "steps": steps + [open_step], "totals": totals(steps, 0.01, 0.0275, fixed_connections=4),

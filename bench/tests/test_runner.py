@@ -17,7 +17,7 @@ def test_quick_profile_reaches_2048_connections() -> None:
         assert p.fixed_connections == 64 and p.fixed_connections in p.connections
         assert p.stable_connections == 64 and p.stable_tolerance == 0.03
         assert cli.profile_problem(p) is None
-    assert (quick.stable_window_s, quick.stable_cap_s) == (5, 60)
+    assert (quick.stable_window_s, quick.stable_cap_s) == (5, 90)
     assert full.stable_cap_s == 120
     assert cli.profile_problem(runner.PROFILES["smoke"]) is None
 
@@ -30,7 +30,8 @@ def test_wrk_has_threads_for_2048_connections() -> None:
 def test_profile_problems() -> None:
     quick = runner.PROFILES["quick"]
     assert "not one of the measured steps" in cli.profile_problem(replace(quick, fixed_connections=32))
-    assert "two windows" in cli.profile_problem(replace(quick, stable_cap_s=8))
+    assert "the 3 windows" in cli.profile_problem(replace(quick, stable_cap_s=12))
+    assert "2 or more" in cli.profile_problem(replace(quick, stable_agreeing=1))
     assert "positive" in cli.profile_problem(replace(quick, stable_tolerance=0))
     assert cli.profile_problem(replace(quick, stable_connections=0, stable_cap_s=0)) is None
 
@@ -111,15 +112,15 @@ def test_bench_target_warms_up_until_stable(monkeypatch: pytest.MonkeyPatch, tmp
     rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [300, 150, 110, 101, 100, 100, 100, 100, 100])
     assert rec["status"] == "ok", rec["reason"]
     w = rec["warmup"]
-    assert w["mode"] == "stable" and w["converged"] and w["windows"] == 5 and w["seconds"] == 5
-    assert w["window_cpu_us_per_request"] == pytest.approx([300, 150, 110, 101, 100])   # 101 -> 100: within 3 %
+    assert w["mode"] == "stable" and w["converged"] and w["windows"] == 6 and w["seconds"] == 6
+    assert w["window_cpu_us_per_request"] == pytest.approx([300, 150, 110, 101, 100, 100])   # 101, 100, 100: within 3 %
     kinds = [(s["kind"], s["connections"]) for s in rec["steps"]]
-    assert kinds == [("warmup", 64)] * 5 + [("step", 4), ("step", 64), ("step", 2048)]
+    assert kinds == [("warmup", 64)] * 6 + [("step", 4), ("step", 64), ("step", 2048)]
     assert rec["totals"]["at_fixed"]["cpu_us_per_request"] == pytest.approx(100)
     assert rec["totals"]["overload"]["connections"] == 2048
-    # the whole run counts the warm-up: (5 windows + 3 steps) x 1000 requests over their CPU
-    cpu_s = (300 + 150 + 110 + 101 + 100 + 3 * 100) * 1000 / 1e6
-    assert rec["totals"]["requests_per_cpu_s"] == pytest.approx(8000 / cpu_s, rel=1e-3)
+    # the whole run counts the warm-up: (6 windows + 3 steps) x 1000 requests over their CPU
+    cpu_s = (300 + 150 + 110 + 101 + 100 + 100 + 3 * 100) * 1000 / 1e6
+    assert rec["totals"]["requests_per_cpu_s"] == pytest.approx(9000 / cpu_s, rel=1e-3)
 
 
 def test_bench_target_caps_the_warm_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
