@@ -46,7 +46,8 @@ public final class Handler {
     /** Registers everything on {@code routing}. */
     public static void routing(HttpRouting.Builder routing, CityLookup repository, Telemetry telemetry) {
         byte[] health = json(healthJson(new Health(Health.StatusEnum.UP)));
-        routing.addFilter(telemetry)
+        routing.addFilter(Wire.closeWhenAsked())
+                .addFilter(telemetry)
                 .addFilter((chain, req, res) -> {
                     // The request target as sent: 414 before anything else, then exact path matching
                     // (Helidon's router matches the decoded, normalised path: `//`, `.`, `;x=1`).

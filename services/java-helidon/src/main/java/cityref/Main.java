@@ -111,12 +111,14 @@ public final class Main {
         return server
                 .shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
                 .shutdownGracePeriod(SHUTDOWN_GRACE)
-                .addProtocol(Http1Config.builder()
+                // One connection selector only (Wire: HTTP/1.0 served); no protocol found by discovery.
+                .protocolsDiscoverServices(false)
+                .addConnectionSelector(Wire.selector(Http1Config.builder()
                         .maxPrologueLength(MAX_PROLOGUE)
                         // The contract decides what an invalid path or query means (404, 400 per parameter).
                         .validatePath(false)
                         .validatePrologue(false)
-                        .build())
+                        .build()))
                 .directHandlers(rejected.build());
     }
 
