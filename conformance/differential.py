@@ -297,9 +297,10 @@ def explained(name: str, case: hostile.Case, known: dict[str, dict[str, str]], u
 
 def matrix(cases: list[hostile.Case], results: dict[int, dict[str, Outcome]], names: list[str]) -> str:
     by_class: dict[str, list[hostile.Case]] = collections.defaultdict(list)
-    for c in cases:
-        for cls in c.classes or ("plain",):
-            by_class[cls].append(c)
+    for c in cases:   # one row per class, from the requests that carry that class alone
+        alone = [x for x in c.classes if x != "pipelined"]
+        if len(alone) <= 1:
+            by_class[alone[0] if alone else ("pipelined" if c.pipelined else "plain")].append(c)
     lines = ["| class of request | sent | all agree | " + " | ".join(names) + " |",
              "|---|---|---|" + "---|" * len(names)]
     for cls in sorted(by_class):
