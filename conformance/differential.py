@@ -191,6 +191,72 @@ def exchange(addr: tuple[str, int], case: hostile.Case, timeout: float, linger: 
     return Outcome(tuple(answers), closed, note)
 
 
+# ---------------------------------------------------------------- the fixed cases
+
+WIRE_CASES = HERE / "wire-cases.yaml"
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_constructor("!pad", lambda loader, node: (lambda a: a[0] + a[1] * a[2] + a[3])(
+    loader.construct_sequence(node)))
+
+
+def load_wire_cases(path: pathlib.Path = WIRE_CASES) -> list[dict]:
+    cases = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    for c in cases:
+        if set(c) - {"id", "class", "send", "expect", "closed", "allow"} or not {"id", "class", "send", "expect",
+                                                                               "closed"} <= set(c):
+            raise ValueError(f"{path}: bad case {c.get('id')!r}")
+        c["data"] = c["send"].encode("utf-8")
+    return cases
+
+
+def wire_case_problem(case: dict, o: Outcome) -> str | None:
+    """Why ``o`` is not what the fixed case expects, or None."""
+    expect = case["expect"]
+    if len(o.answers) != len(expect):
+        return f"{len(o.answers)} answers, expected {len(expect)}"
+    for i, (a, e) in enumerate(zip(o.answers, expect)):
+        if a.status != e["status"]:
+            return f"answer {i + 1}: status {a.status}, expected {e['status']}"
+        if a.content_type != "application/json":
+            return f"answer {i + 1}: Content-Type {a.content_type!r}"
+        try:
+            doc = json.loads(a.body)
+        except ValueError:
+            return f"answer {i + 1}: body is not JSON: {a.body[:60]!r}"
+        if "message" in e and doc != {"message": e["message"]}:
+            return f"answer {i + 1}: body {a.body[:80]!r}"
+        if "city" in e and (not isinstance(doc, dict) or doc.get("id") != e["city"]):
+            return f"answer {i + 1}: not city {e['city']}: {a.body[:80]!r}"
+        if i == 0 and "allow" in case and a.allow != case["allow"]:
+            return f"Allow {a.allow!r}, expected {case['allow']!r}"
+    if o.closed != case["closed"]:
+        return "connection closed" if o.closed else "connection kept open"
+    return None
+
+
+def run_wire_cases(targets, known, timeout: float, linger: float) -> tuple[list[str], set]:
+    problems, used = [], set()
+    for case in load_wire_cases():
+        method = case["send"].lstrip("\r\n").split(" ", 1)[0]
+        # a malformed HEAD is answered with its body (the spec): read it like a GET's
+        parse_as = "GET" if method == "HEAD" and "message" in case["expect"][0] else method
+        hc = hostile.Case(-1, (case["class"],), case["data"], parse_as, pipelined=len(case["expect"]) > 1)
+        for t in targets:
+            why = wire_case_problem(case, exchange(t.addr, hc, timeout, linger))
+            if why is None:
+                continue
+            if case["class"] in known.get(t.name, {}):
+                used.add((t.name, case["class"]))
+                continue
+            problems.append(f"{t.name}: {case['id']}: {why}")
+    return problems, used
+
+
 # ---------------------------------------------------------------- known failures
 
 def load_known(path: pathlib.Path = KNOWN_FILE) -> dict[str, dict[str, str]]:
@@ -332,8 +398,7 @@ def cell(o: Outcome) -> str:
     return text + (" ✕" if o.closed else "")
 
 
-def report(cases, results, names, known, out: pathlib.Path, seed: int) -> int:
-    used: set = set()
+def report(cases, results, names, known, out: pathlib.Path, seed: int, used: set) -> int:
     failures: dict[tuple, list[int]] = collections.defaultdict(list)
     nonjson: dict[tuple, list[int]] = collections.defaultdict(list)
     disagreements = 0
@@ -416,6 +481,8 @@ def main(argv=None) -> int:
             print("no implementation: give --service or --base-url", file=sys.stderr)
             return 2
         t0 = time.monotonic()
+        wire_problems, wire_used = ([], set()) if args.index else run_wire_cases(targets, known, args.timeout,
+                                                                                  args.linger)
         results, _ = run(targets, cases, known, args.workers, args.timeout, args.linger)
         elapsed = time.monotonic() - t0
     finally:
@@ -428,6 +495,11 @@ def main(argv=None) -> int:
             for n in tnames:
                 print(f"  {n:14} {results[c.index][n].short()}")
         return 0
-    rc = report(cases, results, tnames, known, out, args.seed)
+    rc = report(cases, results, tnames, known, out, args.seed, wire_used)
+    n_wire = len(load_wire_cases())
+    print(f"fixed cases (wire-cases.yaml): {n_wire} x {len(tnames)}, {len(wire_problems)} failed")
+    for p in wire_problems:
+        print(f"  {p}")
+    rc = rc or (1 if wire_problems else 0)
     print(f"{len(cases) * len(targets)} exchanges in {elapsed:.1f}s; matrix: {out / 'differential-matrix.md'}")
     return rc

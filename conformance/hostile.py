@@ -95,7 +95,7 @@ def _target(rng: random.Random, classes: list[str]) -> bytes:
         else:
             classes.append("target:pct-nul")
             raw = b"%00"
-        if b"?" in target and rng.random() < 0.8:
+        if b"?" in target and (kind.startswith("pct") or rng.random() < 0.8):   # path escapes: path:* classes
             pos = rng.randrange(target.index(b"?") + 1, len(target) + 1)   # somewhere in the query
         else:
             pos = rng.randrange(1, len(target) + 1)

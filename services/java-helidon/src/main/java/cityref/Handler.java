@@ -15,6 +15,8 @@ import cityref.generated.model.Health;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.DirectHandler;
+import io.helidon.http.ServerResponseHeaders;
+import io.helidon.webserver.CloseConnectionException;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
 import io.helidon.http.NotFoundException;
@@ -51,7 +53,15 @@ public final class Handler {
                 .addFilter((chain, req, res) -> {
                     // The request target as sent: 414 before anything else, then exact path matching
                     // (Helidon's router matches the decoded, normalised path: `//`, `.`, `;x=1`).
-                    if (Telemetry.target(req.prologue()).length() > Telemetry.MAX_REQUEST_TARGET) {
+                    String target = Telemetry.target(req.prologue());
+                    if (Wire.malformed(target, req.headers())) {
+                        // The spec's malformed request that Helidon's parser lets through: answered and
+                        // the connection closed, so nothing after it is read as a request.
+                        AppError malformed = AppError.malformed(); // with its body, even for HEAD (spec)
+                        res.status(malformed.status()).header(HeaderNames.CONTENT_TYPE, JSON)
+                                .send(json(errorJson(new Error(malformed.getMessage()))));
+                        throw new CloseConnectionException("malformed request");
+                    } else if (target.length() > Telemetry.MAX_REQUEST_TARGET) {
                         sendError(req, res, AppError.uriTooLong());
                     } else if (!Telemetry.LISTED_PATHS.contains(req.prologue().uriPath().rawPath())) {
                         sendError(req, res, AppError.noSuchResource());
@@ -180,15 +190,24 @@ public final class Handler {
      * longer than the server's limit): the contract's JSON body, logged and counted like every request.
      */
     static DirectHandler directHandler(Telemetry telemetry) {
-        return (request, eventType, defaultStatus, headers, message) -> {
-            AppError error = AppError.rejected(defaultStatus);
-            telemetry.observeRejected(request.method(), request.path(), error.status().code());
-            return DirectHandler.TransportResponse.builder()
-                    .status(error.status())
-                    .headers(headers)
-                    .header(HeaderNames.CONTENT_TYPE, JSON)
-                    .entity(json(errorJson(new Error(error.getMessage()))))
-                    .build();
+        return new DirectHandler() {
+            @Override
+            public TransportResponse handle(TransportRequest request, EventType eventType, Status defaultStatus,
+                                            ServerResponseHeaders headers, String message) {
+                // Helidon reports an over-long header section as a 400 whose message is "Header size
+                // exceeded" (Http1HeadersParser; passed on because errorHandling includes it, Main).
+                return answer(request, "Header size exceeded".equals(message)
+                        ? AppError.headersTooLarge() : AppError.rejected(defaultStatus));
+            }
+
+            private TransportResponse answer(TransportRequest request, AppError error) {
+                telemetry.observeRejected(request.method(), request.path(), error.status().code());
+                return TransportResponse.builder()
+                        .status(error.status())
+                        .header(HeaderNames.CONTENT_TYPE, JSON)
+                        .entity(json(errorJson(new Error(error.getMessage()))))
+                        .build();
+            }
         };
     }
 

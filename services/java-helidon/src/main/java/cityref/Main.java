@@ -7,6 +7,7 @@ import java.util.logging.Logger;
 
 import io.helidon.http.DirectHandler;
 import io.helidon.logging.common.LogConfig;
+import io.helidon.webserver.ErrorHandling;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
@@ -115,11 +116,15 @@ public final class Main {
                 .protocolsDiscoverServices(false)
                 .addConnectionSelector(Wire.selector(Http1Config.builder()
                         .maxPrologueLength(MAX_PROLOGUE)
+                        // The spec: field lines up to 16384 bytes are served, over 65536 are a 431.
+                        .maxHeadersSize(64 * 1024)
                         // The contract decides what an invalid path or query means (404, 400 per parameter).
                         .validatePath(false)
                         .validatePrologue(false)
                         .build()))
-                .directHandlers(rejected.build());
+                .directHandlers(rejected.build())
+                // Helidon's reason reaches the direct handler (which maps it to the spec's fixed texts).
+                .errorHandling(ErrorHandling.builder().includeEntity(true).build());
     }
 
     /** The startup check's client: the request timeout capped so that a failing start ends within 15 s. */

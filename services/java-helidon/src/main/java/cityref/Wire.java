@@ -87,6 +87,21 @@ final class Wire {
         };
     }
 
+    /**
+     * What the spec calls malformed and Helidon's parser accepts: a control byte in the request
+     * target (prologue validation is off, as the contract judges paths and queries itself), or
+     * {@code Content-Length} together with {@code Transfer-Encoding}.
+     */
+    static boolean malformed(String target, io.helidon.http.Headers headers) {
+        for (int i = 0; i < target.length(); i++) {
+            char c = target.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                return true;
+            }
+        }
+        return headers.contains(HeaderNames.CONTENT_LENGTH) && headers.contains(HeaderNames.TRANSFER_ENCODING);
+    }
+
     /** The first filter: after a response to a request that asked for it, close the connection. */
     static Filter closeWhenAsked() {
         return (chain, req, res) -> {
@@ -159,7 +174,11 @@ final class Wire {
                         continue;
                     }
                     byte[] h = head.toByteArray();
-                    if (!decided && isFirstLine(h)) {
+                    if (!decided && h.length <= 2 && (h.length == 1 || h[0] == '\r')) {
+                        head.reset(); // an empty line before the request line is ignored (RFC 9112, 2.2)
+                        continue;
+                    }
+                    if (!decided) {
                         decided = true;
                         if (!endsWith(h, h.length - 1, HTTP_1_0)) { // not HTTP/1.0: nothing to do
                             passThrough = true;
@@ -176,11 +195,6 @@ final class Wire {
                     return out.toByteArray();
                 }
             }
-        }
-
-        /** The head holds one line that is not a leading empty line. */
-        private static boolean isFirstLine(byte[] h) {
-            return !(h.length == 2 && h[0] == '\r') && !(h.length == 1);
         }
 
         private static boolean endsWith(byte[] h, int end, byte[] suffix) {

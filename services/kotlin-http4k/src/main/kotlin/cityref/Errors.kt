@@ -18,6 +18,9 @@ sealed class AppError(val status: Status, override val message: String) : Except
     data object NoSuchResource : AppError(Status.NOT_FOUND, "Not Found: no such resource.")
     data object MethodNotAllowed : AppError(Status.METHOD_NOT_ALLOWED, "Method Not Allowed: use GET.")
     data object UriTooLong : AppError(Status(414, "URI Too Long"), "URI Too Long: request target exceeds 8192 bytes.")
+    data object Malformed : AppError(Status.BAD_REQUEST, "Bad Request: malformed request.")
+    data object HeaderFieldsTooLarge :
+        AppError(Status(431, "Request Header Fields Too Large"), "Request Header Fields Too Large: header section exceeds 65536 bytes.")
     class CityMalformed(id: Long) : AppError(Status.INTERNAL_SERVER_ERROR, "Internal Server Error: City#$id is malformed.")
     class CityNameMissing(id: Long, language: String) :
         AppError(Status.INTERNAL_SERVER_ERROR, "Internal Server Error: City#$id has no name in '$language'.")

@@ -25,8 +25,11 @@ import java.time.Duration
 import org.eclipse.jetty.server.Request as JettyRequest
 import org.eclipse.jetty.server.Response as JettyResponse
 
-/** Longest request line/header block Jetty accepts; longer targets up to this get the JSON 414. */
-private const val MAX_REQUEST_HEADER = 128 * 1024
+/**
+ * Longest request line + header section Jetty accepts (the spec: field lines up to 16384 bytes are
+ * served, over 65536 are a 431; a request line over this is Jetty's 414, both get the JSON body).
+ */
+private const val MAX_REQUEST_HEADER = 64 * 1024
 
 /**
  * http4k's stock `Jetty` server config, duplicated and modified as its KDoc invites:
@@ -116,10 +119,10 @@ class OtherMethods(http4k: Handler, private val telemetry: Telemetry) : Handler.
 
 
 /**
- * Jetty's answers to requests it cannot parse into a request at all (HTML by default). A request
- * target that is not valid percent-encoding (`/%zz`) fails Jetty's URI parser before any handler:
- * it cannot name a listed path, so it gets the contract's JSON 404. Anything else Jetty rejects
- * keeps Jetty's status with a JSON `{"message":…}` body.
+ * Jetty's answers to requests it cannot parse into a request at all (HTML by default). A path that
+ * is not valid percent-encoding (`/%zz`) or decodes to a NUL (`/city/v1/get%00`) fails Jetty's URI
+ * parser before any handler: it cannot name a listed path, so it gets the contract's JSON 404.
+ * Everything else Jetty rejects is the spec's malformed request (or its 414 or 431).
  */
 class JsonErrors(private val telemetry: Telemetry) : ErrorHandler() {
     override fun handle(request: JettyRequest, response: JettyResponse, callback: Callback): Boolean {
@@ -128,7 +131,13 @@ class JsonErrors(private val telemetry: Telemetry) : ErrorHandler() {
         val error = when {
             // Jetty 12.0: BadMessageException("Bad Request") <- NumberFormatException("!hex z")
             status == 400 && cause is NumberFormatException && cause.message?.startsWith("!hex") == true -> AppError.NoSuchResource
+            // Jetty 12.0: BadMessageException("Bad Request") <- IllegalArgumentException("Illegal character in path"), `%00`
+            status == 400 && cause is IllegalArgumentException && cause.message == "Illegal character in path" -> AppError.NoSuchResource
             status == 414 -> AppError.UriTooLong
+            status == 431 -> AppError.HeaderFieldsTooLarge
+            // Jetty's 505 (no version: "HTTP/0.9", or an unknown one) and 426 (`HTTP/2.0` on an
+            // HTTP/1 connection) are, by the spec's rule, malformed requests like every other 400.
+            status == 400 || status == 505 || status == 426 -> AppError.Malformed
             else -> null
         }
         val answer = error?.toResponse()
