@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import shlex
 import signal
 import socket
 import subprocess
@@ -294,14 +295,18 @@ def free_port() -> int:
 
 def start_service(name: str, es_url: str, out: pathlib.Path) -> Target:
     desc = yaml.safe_load((ROOT / "services" / name / "cityref.yaml").read_text(encoding="utf-8"))
+    return start_command(desc["name"], [str(a) for a in desc["command"]], ROOT / "services" / name, es_url, out)
+
+
+def start_command(name: str, argv: list[str], cwd: pathlib.Path, es_url: str, out: pathlib.Path) -> Target:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PORT", "ELASTICSEARCH_URL", "ELASTICSEARCH_TIMEOUT_MS",
                                                            "LOG_LEVEL")}
     env.update(PORT=str(port), ELASTICSEARCH_URL=es_url, LOG_LEVEL="warn")
     log = open(out / f"differential-{name}.log", "wb")
-    proc = subprocess.Popen([str(a) for a in desc["command"]], cwd=ROOT / "services" / name, env=env,
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    return Target(desc["name"], f"http://127.0.0.1:{port}", proc)
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    return Target(name, f"http://127.0.0.1:{port}", proc)
 
 
 def wait_ready(t: Target, seconds: float = 60) -> None:
@@ -445,6 +450,9 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m conformance differential", description=__doc__.split("\n\n")[0])
     p.add_argument("--service", action="append", default=[],
                    help="an implementation of this repository to start (built already), repeatable; 'all' for every one")
+    p.add_argument("--command", action="append", default=[], metavar="NAME=ARGV",
+                   help="start this shell-quoted command as implementation NAME (it gets PORT, ELASTICSEARCH_URL "
+                        "and LOG_LEVEL in its environment), repeatable")
     p.add_argument("--base-url", action="append", default=[], metavar="NAME=URL",
                    help="an implementation that is already running, repeatable")
     p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"))
@@ -452,9 +460,9 @@ def parse_args(argv):
     p.add_argument("--count", type=int, default=DEFAULT_COUNT, help="requests per implementation (%(default)s)")
     p.add_argument("--index", type=int, action="append", default=[],
                    help="replay only these requests of the seed and print every answer")
-    p.add_argument("--workers", type=int, default=48, help="connections in flight (%(default)s)")
+    p.add_argument("--workers", type=int, default=64, help="connections in flight (%(default)s)")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for an answer (%(default)s)")
-    p.add_argument("--linger", type=float, default=0.3,
+    p.add_argument("--linger", type=float, default=0.2,
                    help="seconds to wait for the close after the last answer (%(default)s)")
     p.add_argument("--out", default=str(HERE / "out"), help="where differential-matrix.md goes (%(default)s)")
     return p.parse_args(argv)
@@ -475,6 +483,9 @@ def main(argv=None) -> int:
         cases = [cases[i] for i in args.index]
     try:
         targets += [start_service(n, args.es_url, out) for n in names]
+        for spec in args.command:
+            name, _, command = spec.partition("=")
+            targets.append(start_command(name, shlex.split(command), pathlib.Path.cwd(), args.es_url, out))
         for t in targets:
             wait_ready(t)
         if not targets:

@@ -115,6 +115,15 @@ test_images() {
     # Instances the suite had to SIGKILL leave their container behind (podman run is only the client).
     "$PODMAN" ps -aq --filter label=cityref.test=1 | xargs -r "$PODMAN" rm -f >/dev/null
   done
+  log "=== images: differential (the same generated hostile requests to every image at once)"
+  local diff_args=()
+  for svc in $list; do
+    diff_args+=(--command "$svc=$PODMAN run --rm --pull=never --network host --cpus 1.5 --memory 512m \
+      --memory-swap 512m --label cityref.test=1 -e PORT -e ELASTICSEARCH_URL -e LOG_LEVEL localhost/cityref/$svc:$TAG")
+  done
+  scripts/python.sh -m conformance differential --es-url "$es_url" --out results/differential-images "${diff_args[@]}" \
+    || failed=1
+  "$PODMAN" ps -aq --filter label=cityref.test=1 | xargs -r "$PODMAN" rm -f >/dev/null
   scripts/python.sh scripts/image_probe.py --table $(for svc in $list; do echo "results/image-$svc.json"; done)
   return $failed
 }

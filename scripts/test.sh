@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: spec lint, the suite's self-tests, every service's unit tests, the full conformance
 # suite against every implementation in services/*/cityref.yaml (built and started by the suite
-# against the Elasticsearch fixture), the benchmark harness's unit tests and smoke run (bench/),
+# against the Elasticsearch fixture), the differential group (the same generated hostile requests
+# to all of them at once), the benchmark harness's unit tests and smoke run (bench/),
 # then every image (`make images`, `make test-images`).
 # Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
 # in results/.
@@ -31,6 +32,8 @@ for svc in $services; do
   stage "conformance: $svc" scripts/python.sh -m conformance --service "$svc" \
     --es-url "$(scripts/es.sh url)" --junit "results/conformance-$svc.xml"
 done
+stage "differential: every service" scripts/python.sh -m conformance differential --service all \
+  --es-url "$(scripts/es.sh url)" --out results/differential
 stage "bench smoke run" scripts/bench.sh smoke
 stage "images: build" scripts/images.sh build
 stage "images: conformance, startup, memory" scripts/images.sh test
