@@ -202,11 +202,13 @@ public final class Handler {
 
             private TransportResponse answer(TransportRequest request, AppError error) {
                 telemetry.observeRejected(request.method(), request.path(), error.status().code());
-                return TransportResponse.builder()
+                TransportResponse.Builder response = TransportResponse.builder()
                         .status(error.status())
-                        .header(HeaderNames.CONTENT_TYPE, JSON)
-                        .entity(json(errorJson(new Error(error.getMessage()))))
-                        .build();
+                        .header(HeaderNames.CONTENT_TYPE, JSON);
+                // A malformed request keeps its body whatever the method (it could not be read);
+                // the 431 is an ordinary answer, headers only for a HEAD (the spec).
+                boolean headOnly = error.status().code() == 431 && "HEAD".equals(request.method());
+                return (headOnly ? response : response.entity(json(errorJson(new Error(error.getMessage()))))).build();
             }
         };
     }
