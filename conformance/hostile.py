@@ -95,7 +95,9 @@ def _target(rng: random.Random, classes: list[str]) -> bytes:
         else:
             classes.append("target:pct-nul")
             raw = b"%00"
-        if b"?" in target and (kind.startswith("pct") or rng.random() < 0.8):   # path escapes: path:* classes
+        if kind.startswith("pct") and b"?" not in target:
+            target += b"?"                 # escapes in the path are the path:* classes
+        if b"?" in target and (kind.startswith("pct") or rng.random() < 0.8):
             pos = rng.randrange(target.index(b"?") + 1, len(target) + 1)   # somewhere in the query
         else:
             pos = rng.randrange(1, len(target) + 1)

@@ -89,8 +89,9 @@ final class Wire {
 
     /**
      * What the spec calls malformed and Helidon's parser accepts: a control byte in the request
-     * target (prologue validation is off, as the contract judges paths and queries itself), or
-     * {@code Content-Length} together with {@code Transfer-Encoding}.
+     * target (prologue validation is off, as the contract judges paths and queries itself), a
+     * {@code Content-Length} that is not one decimal number ({@code -1}), or one together with
+     * {@code Transfer-Encoding}.
      */
     static boolean malformed(String target, io.helidon.http.Headers headers) {
         for (int i = 0; i < target.length(); i++) {
@@ -99,7 +100,12 @@ final class Wire {
                 return true;
             }
         }
-        return headers.contains(HeaderNames.CONTENT_LENGTH) && headers.contains(HeaderNames.TRANSFER_ENCODING);
+        if (!headers.contains(HeaderNames.CONTENT_LENGTH)) {
+            return false;
+        }
+        java.util.List<String> lengths = headers.values(HeaderNames.CONTENT_LENGTH);
+        return headers.contains(HeaderNames.TRANSFER_ENCODING) || lengths.size() != 1
+                || !lengths.getFirst().chars().allMatch(ch -> ch >= '0' && ch <= '9') || lengths.getFirst().isEmpty();
     }
 
     /** The first filter: after a response to a request that asked for it, close the connection. */
