@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::errors::AppError;
 use crate::models::{City, Health, HealthStatus, Language};
 use crate::repository::Repository;
+use crate::target_limit::Verdict;
 use crate::{target_limit, telemetry};
 
 /// The contract, served byte for byte.
@@ -91,18 +92,26 @@ pub async fn method_not_allowed() -> Result<HttpResponse, AppError> {
     Err(AppError::MethodNotAllowed)
 }
 
-/// Middleware: a request target over 8192 bytes is answered 414 before routing. Targets too
-/// long for actix-http itself arrive cut and marked by [`target_limit`].
+/// Middleware: a request target over 8192 bytes is answered 414 before routing. Requests whose
+/// bytes [`target_limit`] judged on the wire arrive replaced or marked: targets too long for
+/// actix-http itself (414), malformed requests (400) and header sections over 65536 bytes (431),
+/// the last two with `Connection: close`.
 pub async fn limit_request_target(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody, BoxBody>>, actix_web::Error> {
-    if request_target_len(req.uri()) > MAX_REQUEST_TARGET || target_limit::is_marked(req.headers()) {
-        return Ok(req
-            .into_response(AppError::UriTooLong.error_response())
-            .map_into_right_body());
+    let refusal = match target_limit::verdict(req.headers()) {
+        Some(Verdict::TargetTooLong) => Some(AppError::UriTooLong),
+        Some(Verdict::Malformed) => Some(AppError::MalformedRequest),
+        Some(Verdict::HeadTooLarge) => Some(AppError::HeaderFieldsTooLarge),
+        // percent-encoded by the wrapper: as sent, the target was within the limit
+        Some(Verdict::TargetFits) => None,
+        None => (request_target_len(req.uri()) > MAX_REQUEST_TARGET).then_some(AppError::UriTooLong),
+    };
+    match refusal {
+        Some(error) => Ok(req.into_response(error.error_response()).map_into_right_body()),
+        None => Ok(next.call(req).await?.map_into_left_body()),
     }
-    Ok(next.call(req).await?.map_into_left_body())
 }
 
 /// Length of the request target as it was on the request line.

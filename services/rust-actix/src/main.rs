@@ -375,10 +375,9 @@ mod tests {
         }
     }
 
-    /// Over the wire, where actix-http alone would answer an empty 400 (target > 65534 bytes)
-    /// or 431 (head > 128 KiB): pipelined on one keep-alive connection.
-    #[actix_web::test]
-    async fn huge_targets_on_the_wire_get_the_json_414() {
+    /// Sends `input` on one connection to the service as `main` builds it; everything it
+    /// answers until it closes the connection.
+    async fn on_the_wire(input: Vec<u8>) -> String {
         use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
@@ -392,35 +391,89 @@ mod tests {
         actix_web::rt::spawn(server);
         let answer = actix_web::rt::task::spawn_blocking(move || {
             let mut stream = std::net::TcpStream::connect(address).unwrap();
-            let request = |target: &str, extra: &str| format!("GET {target} HTTP/1.1\r\nHost: t\r\n{extra}\r\n");
-            let requests = [
-                request("/health", ""),
-                request(
-                    &format!("/city/v1/get?id=1&language=en&pad={}", "p".repeat(64 * 1024)),
-                    "",
-                ),
-                request(&format!("/health?{}", "q".repeat(1024 * 1024)), ""),
-                request("/health", "Connection: close\r\n"),
-            ];
-            stream.write_all(requests.concat().as_bytes()).unwrap();
-            let mut answer = String::new();
-            stream.read_to_string(&mut answer).unwrap();
-            answer
+            stream.write_all(&input).unwrap();
+            let mut answer = Vec::new();
+            stream.read_to_end(&mut answer).unwrap();
+            String::from_utf8_lossy(&answer).into_owned()
         })
         .await
         .unwrap();
         handle.stop(false).await;
-        let statuses: Vec<&str> = answer
+        answer
+    }
+
+    fn statuses(answer: &str) -> Vec<&str> {
+        answer
             .split("HTTP/1.1 ")
             .skip(1)
             .filter_map(|reply| reply.lines().next())
-            .collect();
+            .collect()
+    }
+
+    fn request(target: &str, extra: &str) -> String {
+        format!("GET {target} HTTP/1.1\r\nHost: t\r\n{extra}\r\n")
+    }
+
+    /// Over the wire, where actix-http alone would answer an empty 400 (target > 65534 bytes)
+    /// or 431 (head > 128 KiB): pipelined on one keep-alive connection.
+    #[actix_web::test]
+    async fn huge_targets_on_the_wire_get_the_json_414() {
+        let requests = [
+            request("/health", ""),
+            request(
+                &format!("/city/v1/get?id=1&language=en&pad={}", "p".repeat(64 * 1024)),
+                "",
+            ),
+            request(&format!("/health?{}", "q".repeat(1024 * 1024)), ""),
+            request("/health", "Connection: close\r\n"),
+        ];
+        let answer = on_the_wire(requests.concat().into_bytes()).await;
         assert_eq!(
-            statuses,
+            statuses(&answer),
             ["200 OK", "414 URI Too Long", "414 URI Too Long", "200 OK"],
             "{answer}"
         );
         let too_long = r#"{"message":"URI Too Long: request target exceeds 8192 bytes."}"#;
         assert_eq!(answer.matches(too_long).count(), 2, "{answer}");
+    }
+
+    /// Malformed requests and oversized header sections get the contract's JSON and the
+    /// connection closes; bodies and raw target bytes do not disturb a keep-alive connection.
+    #[actix_web::test]
+    async fn the_http_layer_on_the_wire() {
+        const MALFORMED: &str = r#"{"message":"Bad Request: malformed request."}"#;
+        let pipelined = [
+            request("/city/v1/get?id=x&language={", "Content-Length: 5\r\n\r\nhello"),
+            request(
+                "/health?q=Plze\u{148}|",
+                "Transfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
+            ),
+            "HEAD /health HTTP/1.1\r\nHost: t\r\nContent-Length: 1, 2\r\n\r\n".to_owned(),
+            request("/health", ""),
+        ];
+        let answer = on_the_wire(pipelined.concat().into_bytes()).await;
+        assert_eq!(
+            statuses(&answer),
+            ["400 Bad Request", "200 OK", "400 Bad Request"],
+            "{answer}"
+        );
+        assert!(answer.ends_with(&format!("\r\n\r\n{MALFORMED}")), "{answer}");
+        assert!(answer.contains("connection: close"), "{answer}");
+        for malformed in [
+            "GET /health HTTP/1.1\nHost: t\n\n",
+            "GET /health HTTP/1.2\r\nHost: t\r\n\r\n",
+        ] {
+            let answer = on_the_wire(malformed.as_bytes().to_vec()).await;
+            assert_eq!(statuses(&answer), ["400 Bad Request"], "{answer}");
+            assert!(answer.contains("content-type: application/json\r\n"), "{answer}");
+            assert!(answer.ends_with(MALFORMED), "{answer}");
+        }
+        let big = request("/health", &format!("X-Pad: {}\r\n", "p".repeat(80_000)));
+        let answer = on_the_wire(big.into_bytes()).await;
+        assert_eq!(statuses(&answer), ["431 Request Header Fields Too Large"], "{answer}");
+        assert!(
+            answer.ends_with(r#"{"message":"Request Header Fields Too Large: header section exceeds 65536 bytes."}"#),
+            "{answer}"
+        );
     }
 }

@@ -1,17 +1,26 @@
-//! The 8192-byte request-target limit for targets actix-http would refuse by itself.
+//! The contract's HTTP layer ("What the HTTP layer accepts") on each TCP connection.
 //!
-//! actix-http parses the request line into an `http::Uri`, which refuses targets over 65534
-//! bytes, and gives up on request heads over 128 KiB; both end in an empty 400 or 431 that
-//! never reaches the app. So each TCP connection is wrapped in [`TargetLimit`], which watches
-//! request lines as they arrive: a target over 8192 bytes is cut to its first 8192 bytes and
-//! the request gets the header `x-cityref-target-too-long: <per-process secret>`. The app then
-//! answers the contract's JSON 414 (`handler::limit_request_target`), logged and counted like
-//! any other request. All other bytes pass through unchanged.
+//! actix-http answers every request it cannot parse with an empty 400 (or 431 past 128 KiB of
+//! head) that never reaches the app, accepts some that the contract calls malformed (bare LF
+//! line ends, 64–128 KiB header sections) and refuses some it calls fine (raw `"` `<` `{` or
+//! UTF-8 in the target; `http::Uri` rejects them). None of this is configurable in actix-http
+//! 3.20 (`h1::decoder::MAX_BUFFER_SIZE`, `h1::dispatcher` pushes `Response::bad_request()`), and
+//! the contract demands exact bytes, so each connection is wrapped in [`TargetLimit`], which
+//! reads every request head before actix-http does, checks it against the contract's rules, and
+//! holds it back until it is complete:
 //!
-//! To find request lines on a keep-alive connection it follows `Content-Length` bodies. After
-//! anything it does not follow (a chunked body, an upgrade, CONNECT) it passes the rest of the
-//! connection through untouched; the app's own length check still covers targets up to 65534
-//! bytes there.
+//! * a well-formed head goes on with raw target bytes percent-encoded, and without its framing
+//!   headers: the wrapper reads and discards bodies (`Content-Length` and chunked) itself, so a
+//!   body never closes a keep-alive connection and is never taken for a request;
+//! * a target over 8192 bytes is cut to its first 8192 bytes and marked (414);
+//! * a malformed head, or one whose header section passes 65536 bytes, is replaced by a stand-in
+//!   request (`Connection: close`, marked 400 or 431), and nothing after it is read as a request.
+//!
+//! Marks are the header `x-cityref-wire: <per-process secret> <code>`; the app answers them with
+//! the contract's JSON (`handler::limit_request_target`), logged and counted like any other
+//! request. The per-byte work is what the 414 check already did: one state-machine step per head
+//! byte; bodies are skipped in bulk. After a `CONNECT` head it passes the rest of the
+//! connection through untouched, as actix-http takes it all for a tunnel.
 
 use std::hash::{BuildHasher, RandomState};
 use std::io;
@@ -24,25 +33,55 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::handler::MAX_REQUEST_TARGET;
 
-pub const MARKER_HEADER: &str = "x-cityref-target-too-long";
+pub const MARKER_HEADER: &str = "x-cityref-wire";
 
-/// Unguessable per process, so a client cannot ask for a 414 by sending the header itself.
+/// A header section (the field lines) longer than this is answered 431.
+const MAX_HEADER_SECTION: usize = 65536;
+
+/// Unguessable per process, so a client cannot ask for an answer by sending the header itself.
 static MARKER: LazyLock<String> = LazyLock::new(|| {
     let random = || RandomState::new().hash_one(std::process::id());
     format!("{:016x}{:016x}", random(), random())
 });
 
-/// Whether [`TargetLimit`] cut this request's target.
-pub fn is_marked(headers: &HeaderMap) -> bool {
-    headers
-        .get(MARKER_HEADER)
-        .is_some_and(|value| value.as_bytes() == MARKER.as_bytes())
+/// What the wrapper decided about a request, for the app to answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// Target over 8192 bytes (cut): 414.
+    TargetTooLong,
+    /// Target within 8192 bytes as sent, longer once percent-encoded: serve it.
+    TargetFits,
+    /// A stand-in for a malformed request: 400, close.
+    Malformed,
+    /// A stand-in for a header section over 65536 bytes: 431, close.
+    HeadTooLarge,
 }
 
-/// A header line longer than this is not a `Content-Length` we can use.
-const MAX_TRACKED_LINE: usize = 256;
+const VERDICTS: [(Verdict, &str); 4] = [
+    (Verdict::TargetTooLong, "414"),
+    (Verdict::TargetFits, "fits"),
+    (Verdict::Malformed, "400"),
+    (Verdict::HeadTooLarge, "431"),
+];
 
-/// A connection whose request lines are checked on the way in.
+impl Verdict {
+    fn code(self) -> &'static str {
+        VERDICTS.iter().find(|(v, _)| *v == self).map_or("", |(_, code)| code)
+    }
+
+    fn header_line(self) -> String {
+        format!("{MARKER_HEADER}: {} {}\r\n", *MARKER, self.code())
+    }
+}
+
+/// The wrapper's verdict on this request, if it marked it.
+pub fn verdict(headers: &HeaderMap) -> Option<Verdict> {
+    let value = headers.get(MARKER_HEADER)?.as_bytes();
+    let code = value.strip_prefix(MARKER.as_bytes())?.strip_prefix(b" ")?;
+    VERDICTS.iter().find(|(_, c)| c.as_bytes() == code).map(|(v, _)| *v)
+}
+
+/// A connection whose request heads are checked on the way in.
 pub struct TargetLimit<S> {
     io: S,
     scanner: Scanner,
@@ -89,6 +128,8 @@ impl<S: AsyncRead + Unpin> AsyncRead for TargetLimit<S> {
                     return Poll::Ready(Ok(()));
                 }
             } else {
+                // (After a stand-in, `Closed` discards the rest: read on so the client's bytes do
+                // not sit unread when the connection closes, which would reset it.)
                 this.scanner.feed(read.filled(), &mut this.pending);
             }
         }
@@ -123,165 +164,401 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for TargetLimit<S> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 enum State {
-    /// Before a request line (empty lines allowed).
+    /// Before a request line (empty CRLF lines allowed).
     #[default]
     LineStart,
+    /// The CR of an empty line before the request line.
+    LeadingCr,
     Method,
-    /// Holding the target back until it ends or proves too long.
     Target,
-    /// Dropping the rest of a too-long target.
-    Overflow,
-    /// The rest of the request line; `cut` if its target was cut.
-    Version {
-        cut: bool,
-    },
-    Headers,
+    Version,
+    VersionLf,
+    /// The start of a field line, or of the empty line ending the head.
+    FieldStart,
+    FieldName,
+    FieldValue,
+    FieldLf,
+    EndLf,
+    /// Discarding the rest of a `Content-Length` body.
     Body(u64),
+    ChunkSize,
+    ChunkExt,
+    ChunkSizeLf,
+    ChunkData(u64),
+    ChunkDataCr,
+    ChunkDataLf,
+    /// Trailer lines after the last chunk; `empty` at the start of a line.
+    Trailer {
+        empty: bool,
+    },
+    TrailerLf {
+        empty: bool,
+    },
+    /// After a stand-in request: everything is discarded.
+    Closed,
+    /// After a CONNECT: everything goes to actix-http as it is.
     PassThrough,
 }
 
-/// Follows HTTP/1.x request framing byte by byte, just enough to find request lines.
+/// The field lines the wrapper acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+enum Field {
+    #[default]
+    Other,
+    Host,
+    ContentLength,
+    TransferEncoding,
+    /// Dropped: the service upgrades to nothing, and actix-http would take a websocket
+    /// upgrade's following bytes for a tunnel.
+    Upgrade,
+}
+
+/// Follows HTTP/1.1 request framing byte by byte (RFC 9112 as the contract narrows it).
 #[derive(Default)]
 struct Scanner {
     state: State,
-    /// The method while in `Method`, then the current header line (up to `MAX_TRACKED_LINE`).
-    line: Vec<u8>,
-    line_too_long: bool,
-    target: Vec<u8>,
+    /// The request head being read, held back until it is complete.
+    head: Vec<u8>,
+    method_end: usize,
+    target_start: usize,
+    /// Target bytes as sent (the head holds them percent-encoded where needed).
+    target_len: usize,
+    version_start: usize,
+    http10: bool,
+    /// Where the header section starts in `head`, and where the current field line starts.
+    fields_start: usize,
+    line_start: usize,
+    field: Field,
+    value_start: usize,
+    hosts: u32,
     content_length: Option<u64>,
-    /// The request has framing this scanner does not follow.
-    untracked: bool,
+    chunked: bool,
+    /// The current chunk's size, and whether it has a digit yet.
+    chunk: u64,
+    chunk_digits: bool,
+}
+
+const fn is_tchar(byte: u8) -> bool {
+    matches!(
+        byte,
+        b'!' | b'#'..=b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
+    ) || byte.is_ascii_alphanumeric()
+}
+
+/// Target bytes taken as if percent-encoded: printable ASCII that RFC 3986 does not allow
+/// unencoded, and non-ASCII.
+const fn needs_encoding(byte: u8) -> bool {
+    matches!(
+        byte,
+        b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}' | 0x80..
+    )
 }
 
 impl Scanner {
     fn feed(&mut self, mut input: &[u8], out: &mut Vec<u8>) {
-        while !input.is_empty() {
+        while let Some(&byte) = input.first() {
             match self.state {
                 State::PassThrough => {
                     out.extend_from_slice(input);
                     return;
                 }
-                State::Body(left) => {
+                State::Closed => return,
+                State::Body(left) | State::ChunkData(left) => {
                     let n = input.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-                    out.extend_from_slice(&input[..n]);
                     input = &input[n..];
-                    self.state = if n as u64 == left {
-                        State::LineStart
-                    } else {
-                        State::Body(left - n as u64)
+                    let left = left - n as u64;
+                    self.state = match (self.state, left) {
+                        (State::Body(_), 0) => State::LineStart,
+                        (State::Body(_), _) => State::Body(left),
+                        (_, 0) => State::ChunkDataCr,
+                        (_, _) => State::ChunkData(left),
                     };
                 }
                 _ => {
-                    self.byte(input[0], out);
+                    if let Err(verdict) = self.byte(byte, out) {
+                        self.refuse(verdict, out);
+                    }
                     input = &input[1..];
                 }
             }
         }
     }
 
-    /// The input ended: whatever was held back goes out as it came.
+    /// The input ended: a partial head goes out as it came, for actix-http to drop.
     fn flush(&mut self, out: &mut Vec<u8>) {
-        if self.state == State::Target {
-            out.append(&mut self.target);
+        if self.state != State::Closed {
+            out.append(&mut self.head);
         }
         self.state = State::PassThrough;
     }
 
-    fn byte(&mut self, byte: u8, out: &mut Vec<u8>) {
+    /// Replaces the request by a stand-in the app answers with `verdict`; closes the connection.
+    fn refuse(&mut self, verdict: Verdict, out: &mut Vec<u8>) {
+        // A 431 is an ordinary answer (a HEAD gets its headers only); a malformed request is
+        // not trusted to be a HEAD.
+        let method = if verdict == Verdict::HeadTooLarge && self.head[..self.method_end] == *b"HEAD" {
+            "HEAD"
+        } else {
+            "GET"
+        };
+        out.extend_from_slice(format!("{method} / HTTP/1.1\r\nhost: cityref\r\nconnection: close\r\n").as_bytes());
+        out.extend_from_slice(verdict.header_line().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        self.head = Vec::new();
+        self.state = State::Closed;
+    }
+
+    fn byte(&mut self, byte: u8, out: &mut Vec<u8>) -> Result<(), Verdict> {
+        use Verdict::Malformed;
         match self.state {
-            State::LineStart => {
-                out.push(byte);
-                if byte != b'\r' && byte != b'\n' {
-                    self.line.clear();
-                    self.line.push(byte);
+            State::LineStart => match byte {
+                b'\r' => self.state = State::LeadingCr,
+                _ if is_tchar(byte) => {
+                    self.head.clear();
+                    self.head.push(byte);
+                    self.method_end = 0;
                     self.state = State::Method;
                 }
-            }
-            State::Method => {
-                out.push(byte);
-                match byte {
-                    b' ' => {
-                        self.untracked = self.line == b"CONNECT";
-                        self.target.clear();
-                        self.state = State::Target;
-                    }
-                    b'\r' | b'\n' => self.state = State::PassThrough, // not HTTP/1.x: leave it to actix
-                    _ => self.line.push(byte),
-                }
-            }
-            State::Target | State::Overflow => match byte {
-                b' ' => {
-                    out.append(&mut self.target);
-                    out.push(byte);
-                    self.state = State::Version {
-                        cut: self.state == State::Overflow,
-                    };
-                }
-                b'\r' | b'\n' => {
-                    out.append(&mut self.target);
-                    out.push(byte);
-                    self.state = State::PassThrough;
-                }
-                _ if self.state == State::Overflow => {}
-                _ if self.target.len() == MAX_REQUEST_TARGET => self.state = State::Overflow,
-                _ => self.target.push(byte),
+                _ => return Err(Malformed),
             },
-            State::Version { cut } => {
-                out.push(byte);
-                if byte == b'\n' {
-                    if cut {
-                        out.extend_from_slice(format!("{MARKER_HEADER}: {}\r\n", *MARKER).as_bytes());
-                    }
-                    self.line.clear();
-                    self.line_too_long = false;
-                    self.content_length = None;
-                    self.state = State::Headers;
+            State::LeadingCr if byte == b'\n' => self.state = State::LineStart,
+            State::Method => match byte {
+                b' ' => {
+                    self.method_end = self.head.len();
+                    self.head.push(byte);
+                    self.target_start = self.head.len();
+                    self.target_len = 0;
+                    self.state = State::Target;
                 }
-            }
-            State::Headers => {
-                out.push(byte);
-                if byte != b'\n' {
-                    if self.line.len() < MAX_TRACKED_LINE {
-                        self.line.push(byte);
+                _ if is_tchar(byte) => self.head.push(byte),
+                _ => return Err(Malformed),
+            },
+            State::Target => match byte {
+                b' ' if self.target_len > 0 => {
+                    self.head.push(byte);
+                    self.version_start = self.head.len();
+                    self.state = State::Version;
+                }
+                0..=b' ' | 0x7f => return Err(Malformed),
+                _ => {
+                    self.target_len += 1;
+                    if self.target_len > MAX_REQUEST_TARGET {
+                        // dropped: the request is answered 414 on its first 8192 bytes
+                    } else if needs_encoding(byte) {
+                        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+                        self.head
+                            .extend_from_slice(&[b'%', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 15)]]);
                     } else {
-                        self.line_too_long = true;
+                        self.head.push(byte);
                     }
-                    return;
                 }
-                let line = std::mem::take(&mut self.line);
-                let line = line.strip_suffix(b"\r").unwrap_or(&line);
-                if line.is_empty() {
-                    self.state = match (self.untracked, self.content_length) {
-                        (true, _) => State::PassThrough,
-                        (false, Some(length)) if length > 0 => State::Body(length),
-                        (false, _) => State::LineStart,
+            },
+            State::Version => match byte {
+                b'\r' => {
+                    self.http10 = match &self.head[self.version_start..] {
+                        b"HTTP/1.1" => false,
+                        b"HTTP/1.0" => true,
+                        _ => return Err(Malformed),
                     };
-                } else {
-                    self.header(line);
+                    self.head.push(byte);
+                    self.state = State::VersionLf;
                 }
-                self.line_too_long = false;
+                _ if self.head.len() - self.version_start < b"HTTP/1.1".len() => self.head.push(byte),
+                _ => return Err(Malformed),
+            },
+            State::VersionLf if byte == b'\n' => {
+                self.head.push(byte);
+                let encoded_len = self.version_start - 1 - self.target_start;
+                if self.target_len > MAX_REQUEST_TARGET {
+                    self.head
+                        .extend_from_slice(Verdict::TargetTooLong.header_line().as_bytes());
+                } else if encoded_len > MAX_REQUEST_TARGET {
+                    self.head
+                        .extend_from_slice(Verdict::TargetFits.header_line().as_bytes());
+                }
+                self.fields_start = self.head.len();
+                self.hosts = 0;
+                self.content_length = None;
+                self.chunked = false;
+                self.state = State::FieldStart;
             }
-            State::Body(_) | State::PassThrough => unreachable!("handled in feed"),
+            State::FieldStart => {
+                self.line_start = self.head.len();
+                self.head.push(byte);
+                match byte {
+                    b'\r' => self.state = State::EndLf,
+                    _ if is_tchar(byte) => self.state = State::FieldName,
+                    _ => return Err(Malformed), // obs-fold, bare LF, whitespace or junk
+                }
+            }
+            State::FieldName => {
+                self.head.push(byte);
+                match byte {
+                    b':' => {
+                        self.field = self.field_name();
+                        self.value_start = self.head.len();
+                        self.state = State::FieldValue;
+                    }
+                    _ if is_tchar(byte) => self.check_section_size()?,
+                    _ => return Err(Malformed), // no colon, whitespace before it
+                }
+            }
+            State::FieldValue => {
+                self.head.push(byte);
+                match byte {
+                    b'\r' => self.state = State::FieldLf,
+                    b'\t' => {}
+                    0..=0x1f | 0x7f => return Err(Malformed),
+                    _ => self.check_section_size()?,
+                }
+            }
+            State::FieldLf if byte == b'\n' => {
+                self.head.push(byte);
+                self.field_line()?;
+                self.state = State::FieldStart;
+            }
+            State::EndLf if byte == b'\n' => {
+                self.head.push(byte);
+                self.end_of_head(out)?;
+            }
+            State::ChunkSize => match byte {
+                b'\r' if self.chunk_digits => self.state = State::ChunkSizeLf,
+                b';' | b' ' | b'\t' if self.chunk_digits => self.state = State::ChunkExt,
+                _ => {
+                    let digit = (byte as char).to_digit(16).ok_or(Malformed)?;
+                    self.chunk = self
+                        .chunk
+                        .checked_mul(16)
+                        .map(|size| size + u64::from(digit))
+                        .ok_or(Malformed)?;
+                    self.chunk_digits = true;
+                }
+            },
+            State::ChunkExt => match byte {
+                b'\r' => self.state = State::ChunkSizeLf,
+                b'\n' => return Err(Malformed),
+                _ => {}
+            },
+            State::ChunkSizeLf if byte == b'\n' => {
+                self.state = match self.chunk {
+                    0 => State::Trailer { empty: true },
+                    size => State::ChunkData(size),
+                };
+            }
+            State::ChunkDataCr if byte == b'\r' => self.state = State::ChunkDataLf,
+            State::ChunkDataLf if byte == b'\n' => self.start_chunk(),
+            State::Trailer { empty } => match byte {
+                b'\r' => self.state = State::TrailerLf { empty },
+                b'\n' => return Err(Malformed),
+                _ => self.state = State::Trailer { empty: false },
+            },
+            State::TrailerLf { empty } if byte == b'\n' => {
+                self.state = if empty {
+                    State::LineStart
+                } else {
+                    State::Trailer { empty: true }
+                };
+            }
+            // a CR not followed by LF, or a bare LF
+            State::LeadingCr
+            | State::VersionLf
+            | State::FieldLf
+            | State::EndLf
+            | State::ChunkSizeLf
+            | State::ChunkDataCr
+            | State::ChunkDataLf
+            | State::TrailerLf { .. } => return Err(Malformed),
+            State::Body(_) | State::ChunkData(_) | State::Closed | State::PassThrough => {
+                unreachable!("handled in feed")
+            }
+        }
+        Ok(())
+    }
+
+    fn check_section_size(&self) -> Result<(), Verdict> {
+        match self.head.len() - self.fields_start > MAX_HEADER_SECTION {
+            true => Err(Verdict::HeadTooLarge),
+            false => Ok(()),
         }
     }
 
-    fn header(&mut self, line: &[u8]) {
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            return; // actix-http rejects it
-        };
-        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let length = (!value.is_empty() && value.iter().all(u8::is_ascii_digit) && !self.line_too_long)
-                .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
-                .flatten();
-            match (length, self.content_length) {
-                (Some(length), None) => self.content_length = Some(length),
-                (Some(length), Some(seen)) if length == seen => {}
-                _ => self.untracked = true,
+    fn field_name(&self) -> Field {
+        let name = &self.head[self.line_start..self.head.len() - 1];
+        [
+            (Field::Host, &b"host"[..]),
+            (Field::ContentLength, b"content-length"),
+            (Field::TransferEncoding, b"transfer-encoding"),
+            (Field::Upgrade, b"upgrade"),
+        ]
+        .into_iter()
+        .find(|(_, known)| name.eq_ignore_ascii_case(known))
+        .map_or(Field::Other, |(field, _)| field)
+    }
+
+    /// A complete field line (CRLF included) is at the end of `head`.
+    fn field_line(&mut self) -> Result<(), Verdict> {
+        let value = self.head[self.value_start..self.head.len() - 2].trim_ascii();
+        let drop = match self.field {
+            Field::Other => false,
+            Field::Upgrade => true,
+            Field::Host => {
+                self.hosts += 1;
+                false
             }
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") || name.eq_ignore_ascii_case(b"upgrade") {
-            self.untracked = true;
+            Field::ContentLength => {
+                let length = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
+                    .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+                    .flatten();
+                match (length, self.content_length) {
+                    (Some(length), None) => self.content_length = Some(length),
+                    _ => return Err(Verdict::Malformed), // not one decimal number, or repeated
+                }
+                true // the wrapper reads the body
+            }
+            Field::TransferEncoding => {
+                if self.chunked || !value.eq_ignore_ascii_case(b"chunked") {
+                    return Err(Verdict::Malformed);
+                }
+                self.chunked = true;
+                true
+            }
+        };
+        if drop {
+            self.head.truncate(self.line_start);
         }
+        Ok(())
+    }
+
+    /// The empty line ending the head is at the end of `head`: check it, hand it on, follow its body.
+    fn end_of_head(&mut self, out: &mut Vec<u8>) -> Result<(), Verdict> {
+        if (self.content_length.is_some() && self.chunked) || self.hosts > 1 || (!self.http10 && self.hosts == 0) {
+            return Err(Verdict::Malformed);
+        }
+        let method = &self.head[..self.method_end];
+        let (connect, post) = (method == b"CONNECT", method == b"POST");
+        if self.http10 && post {
+            // actix-http refuses an HTTP/1.0 POST without Content-Length; its body is gone anyway
+            let end = self.head.len() - 2;
+            self.head.splice(end..end, *b"content-length: 0\r\n");
+        }
+        if connect {
+            self.state = State::PassThrough; // actix-http takes the rest of the connection as a tunnel
+        } else if self.chunked {
+            self.start_chunk();
+        } else {
+            self.state = match self.content_length {
+                Some(length) if length > 0 => State::Body(length),
+                _ => State::LineStart,
+            };
+        }
+        out.append(&mut self.head);
+        Ok(())
+    }
+
+    fn start_chunk(&mut self) {
+        self.chunk = 0;
+        self.chunk_digits = false;
+        self.state = State::ChunkSize;
     }
 }
 
@@ -300,51 +577,158 @@ mod tests {
         out
     }
 
-    fn marker_line() -> String {
-        format!("{MARKER_HEADER}: {}\r\n", *MARKER)
+    /// `scan` at several chunk sizes, which must all agree; as text.
+    fn scanned(input: impl AsRef<[u8]>) -> String {
+        let input = input.as_ref();
+        let whole = scan(input, input.len().max(1));
+        for size in [1, 2, 7, 1000] {
+            assert_eq!(scan(input, size), whole, "chunk size {size}");
+        }
+        String::from_utf8(whole).unwrap()
+    }
+
+    fn mark(verdict: Verdict) -> String {
+        verdict.header_line()
+    }
+
+    fn stand_in(method: &str, verdict: Verdict) -> String {
+        format!(
+            "{method} / HTTP/1.1\r\nhost: cityref\r\nconnection: close\r\n{}\r\n",
+            mark(verdict)
+        )
+    }
+
+    const NEXT: &str = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+
+    #[test]
+    fn well_formed_heads_pass_unchanged() {
+        let input = format!(
+            "GET /city/v1/get?id=1&language=en HTTP/1.1\r\nHost: x\r\nX-Name: Plze\u{148}\r\n\r\n\
+             FOO /health HTTP/1.0\r\nConnection: keep-alive\r\nX-Tab: a\tb\r\n\r\n{NEXT}"
+        );
+        assert_eq!(scanned(&input), input);
+        // empty lines before a request line are dropped
+        assert_eq!(scanned(format!("\r\n\r\n{NEXT}")), NEXT);
     }
 
     #[test]
-    fn short_targets_pass_unchanged() {
-        let input = b"GET /city/v1/get?id=1&language=en HTTP/1.1\r\nHost: x\r\n\r\n\
-            POST /health HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloHEAD /health HTTP/1.1\r\n\r\n";
-        for size in [1, 2, 7, 4096] {
-            assert_eq!(scan(input, size), input.to_vec());
+    fn bodies_are_read_and_discarded() {
+        for body in [
+            "Content-Length: 27\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1b;ext=1\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n\r\n0\r\n\r\n",
+            "transfer-encoding: Chunked\r\n\r\n0\r\nTrailer: t\r\n\r\n",
+            "Content-Length: 0\r\n\r\n",
+        ] {
+            let input = format!("GET /health HTTP/1.1\r\nHost: x\r\n{body}{NEXT}");
+            assert_eq!(
+                scanned(input),
+                format!("GET /health HTTP/1.1\r\nHost: x\r\n\r\n{NEXT}"),
+                "{body}"
+            );
         }
+        let post10 = "POST /health HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi";
+        assert_eq!(
+            scanned(format!("{post10}{NEXT}")),
+            format!("POST /health HTTP/1.0\r\ncontent-length: 0\r\n\r\n{NEXT}")
+        );
+    }
+
+    #[test]
+    fn raw_target_bytes_are_percent_encoded() {
+        let input = "GET /city/v1/get?language=\"<>\\^`{|}&x=Plze\u{148} HTTP/1.1\r\nHost: x\r\n\r\n";
+        assert_eq!(
+            scanned(input),
+            "GET /city/v1/get?language=%22%3C%3E%5C%5E%60%7B%7C%7D&x=Plze%C5%88 HTTP/1.1\r\nHost: x\r\n\r\n"
+        );
+        // within 8192 bytes as sent, longer encoded: served, marked so the app does not 414 it
+        let target = format!("/health?{}", "{".repeat(8000));
+        let encoded = format!("/health?{}", "%7B".repeat(8000));
+        assert_eq!(
+            scanned(format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n")),
+            format!("GET {encoded} HTTP/1.1\r\n{}Host: x\r\n\r\n", mark(Verdict::TargetFits))
+        );
     }
 
     #[test]
     fn long_targets_are_cut_and_marked_on_every_request() {
         let target = format!("/city/v1/get?id=1&pad={}", "p".repeat(65536));
         let request = format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n");
-        let cut = format!("GET {} HTTP/1.1\r\n{}Host: x\r\n\r\n", &target[..8192], marker_line());
+        let cut = format!(
+            "GET {} HTTP/1.1\r\n{}Host: x\r\n\r\n",
+            &target[..8192],
+            mark(Verdict::TargetTooLong)
+        );
         let exact = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "e".repeat(8191));
-        // keep-alive: short, long, exactly 8192, long after a body
-        let body = "DELETE /health HTTP/1.1\r\ncontent-length: 3\r\n\r\nabc";
-        let input = format!("GET /health HTTP/1.1\r\n\r\n{request}{exact}{body}{request}");
-        let expected = format!("GET /health HTTP/1.1\r\n\r\n{cut}{exact}{body}{cut}");
-        for size in [1, 3, 1000, 8192, 100_000] {
-            assert_eq!(
-                String::from_utf8(scan(input.as_bytes(), size)).unwrap(),
-                expected,
-                "chunk size {size}"
-            );
-        }
+        let body = "DELETE /health HTTP/1.1\r\nHost: x\r\ncontent-length: 3\r\n\r\nabc";
+        let input = format!("{NEXT}{request}{exact}{body}{request}");
+        let expected = format!("{NEXT}{cut}{exact}DELETE /health HTTP/1.1\r\nHost: x\r\n\r\n{cut}");
+        assert_eq!(scanned(input), expected);
     }
 
     #[test]
-    fn untracked_framing_passes_the_rest_through() {
-        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "l".repeat(9000));
-        for head in [
-            "POST /health HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-            "GET /health HTTP/1.1\r\nUpgrade: websocket\r\n\r\n",
-            "POST /health HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
-            "POST /health HTTP/1.1\r\nContent-Length: +1\r\n\r\n",
-            "CONNECT example:443 HTTP/1.1\r\n\r\n",
+    fn malformed_requests_are_replaced_and_end_the_connection() {
+        let malformed = stand_in("GET", Verdict::Malformed);
+        for request in [
+            "GET /health HTTP/1.1\nHost: x\n\n",
+            "\n\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET  /health HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /health  HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET\t/health HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /health\tHTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /health\r\nHost: x\r\n\r\n",
+            "GET /he alth HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /he\x01alth HTTP/1.1\r\nHost: x\r\n\r\n",
+            "G(T /health HTTP/1.1\r\nHost: x\r\n\r\n",
+            "HEAD /health HTTP/2.0\r\nHost: x\r\n\r\n",
+            "GET /health http/1.1\r\nHost: x\r\n\r\n",
+            "GET /health HTTP/1.1x\r\nHost: x\r\n\r\n",
+            "GET /health HTTP/1\r\nHost: x\r\n\r\n",
+            "GET /health HTTP/1.1\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+            "GET /health HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nX-Bad : 1\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nX-Bad\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nX-Ctl: a\x01b\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nX-Ctl: a\rb\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1, 2\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+            "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            "GET /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
         ] {
-            let input = format!("{head}{long}");
-            assert_eq!(scan(input.as_bytes(), 5), input.as_bytes(), "{head}");
+            // the pipelined request after it is never read
+            assert_eq!(
+                scanned(format!("{NEXT}{request}{NEXT}")),
+                format!("{NEXT}{malformed}"),
+                "{request:?}"
+            );
         }
+        // a broken chunked body: its request was answered; what follows is not a request
+        let chunked = "GET /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n";
+        assert_eq!(scanned(format!("{chunked}{NEXT}")), format!("{NEXT}{malformed}"));
+    }
+
+    #[test]
+    fn header_sections_over_64_kib_are_431() {
+        let pad = "p".repeat(MAX_HEADER_SECTION);
+        for method in ["GET", "HEAD", "POST"] {
+            let input = format!("{method} /health HTTP/1.1\r\nHost: x\r\nX-Pad: {pad}\r\n\r\n{NEXT}");
+            let answer = if method == "HEAD" { "HEAD" } else { "GET" };
+            assert_eq!(scanned(input), stand_in(answer, Verdict::HeadTooLarge));
+        }
+        let fits = format!(
+            "GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n",
+            "p".repeat(16384)
+        );
+        assert_eq!(scanned(&fits), fits);
+    }
+
+    #[test]
+    fn connect_passes_the_rest_through() {
+        let input = format!("CONNECT example:443 HTTP/1.1\r\nHost: x\r\n\r\n\x16\x03junk{NEXT}");
+        assert_eq!(scanned(&input), input);
     }
 
     #[test]
@@ -356,9 +740,12 @@ mod tests {
     #[test]
     fn only_the_secret_marks_a_request() {
         let mut headers = HeaderMap::new();
-        headers.insert(MARKER_HEADER.parse().unwrap(), "guess".parse().unwrap());
-        assert!(!is_marked(&headers));
-        headers.insert(MARKER_HEADER.parse().unwrap(), MARKER.parse().unwrap());
-        assert!(is_marked(&headers));
+        headers.insert(MARKER_HEADER.parse().unwrap(), "guess 400".parse().unwrap());
+        assert_eq!(verdict(&headers), None);
+        for (expected, _) in VERDICTS {
+            let value = format!("{} {}", *MARKER, expected.code());
+            headers.insert(MARKER_HEADER.parse().unwrap(), value.parse().unwrap());
+            assert_eq!(verdict(&headers), Some(expected));
+        }
     }
 }
