@@ -78,7 +78,9 @@ func run() int {
 	level.Info(logger).Log("msg", "Elasticsearch at "+esURL+" is reachable", "url", esURL)
 
 	endpoints := MakeEndpoints(NewService(repository), apiDocs, prometheus.DefaultGatherer)
-	handler := Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(prometheus.DefaultRegisterer))
+	wire := NewWire() // the contract's HTTP layer on every connection (wire.go)
+	handler := Instrument(wire.Middleware(NewHTTPHandler(endpoints, logger)), logger,
+		NewRequestDuration(prometheus.DefaultRegisterer))
 	server := &http.Server{
 		Handler:                      handler,
 		DisableGeneralOptionsHandler: true, // "OPTIONS *" reaches the router (a JSON 404)
@@ -93,7 +95,7 @@ func run() int {
 		return 1
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- server.Serve(listener) }()
+	go func() { serveErr <- server.Serve(wire.Listen(listener)) }()
 	level.Info(logger).Log("msg", "listening on port "+strconv.Itoa(cfg.Port), "port", cfg.Port)
 
 	select {

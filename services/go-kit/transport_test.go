@@ -35,8 +35,11 @@ func testServer(t *testing.T, logs io.Writer) *httptest.Server {
 	registry := prometheus.NewRegistry()
 	logger := NewLogger(logs)
 	endpoints := MakeEndpoints(NewService(repository), apiDocs, registry)
-	server := httptest.NewUnstartedServer(Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(registry)))
+	wire := NewWire()
+	server := httptest.NewUnstartedServer(Instrument(wire.Middleware(NewHTTPHandler(endpoints, logger)), logger,
+		NewRequestDuration(registry)))
 	server.Config.DisableGeneralOptionsHandler = true
+	server.Listener = wire.Listen(server.Listener)
 	server.Start()
 	t.Cleanup(server.Close)
 	return server

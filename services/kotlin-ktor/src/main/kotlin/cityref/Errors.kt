@@ -18,6 +18,16 @@ sealed class AppError(val status: HttpStatusCode, override val message: String) 
     object UriTooLong : AppError(HttpStatusCode(414, "URI Too Long"), "URI Too Long: request target exceeds 8192 bytes.") {
         private fun readResolve(): Any = UriTooLong
     }
+    /** A request the HTTP layer cannot accept ([Wire] replaced it). */
+    object Malformed : AppError(HttpStatusCode.BadRequest, "Bad Request: malformed request.") {
+        private fun readResolve(): Any = Malformed
+    }
+    object HeaderFieldsTooLarge : AppError(
+        HttpStatusCode(431, "Request Header Fields Too Large"),
+        "Request Header Fields Too Large: header section exceeds 65536 bytes.",
+    ) {
+        private fun readResolve(): Any = HeaderFieldsTooLarge
+    }
     class CityMalformed(id: Long) : AppError(HttpStatusCode.InternalServerError, "Internal Server Error: City#$id is malformed.")
     class CityNameMissing(id: Long, language: String) :
         AppError(HttpStatusCode.InternalServerError, "Internal Server Error: City#$id has no name in '$language'.")

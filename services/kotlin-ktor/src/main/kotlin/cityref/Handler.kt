@@ -70,6 +70,8 @@ fun Application.cityref(repository: CityLookup, metrics: Metrics, inFlight: java
     )
     check(handlers.keys == LISTED_PATHS)
     intercept(ApplicationCallPipeline.Call) {
+        // A request Wire judged on the wire (malformed, header section too large, target cut).
+        wireRefusal(call.request.headers[Wire.HEADER])?.let { throw it }
         // The request target as sent (Netty hands it over undecoded, one char per byte).
         if (call.request.uri.length > MAX_REQUEST_TARGET) throw AppError.UriTooLong
         val handler = handlers[call.rawPath] ?: throw AppError.NoSuchResource

@@ -25,8 +25,12 @@ private const val SHUTDOWN_DRAIN_MS = 10_000L
 private const val SHUTDOWN_GRACE_MS = 200L
 private const val SHUTDOWN_TIMEOUT_MS = 3_000L
 
-/** Longest request line Netty accepts before answering by itself; longer targets get our 414 up to this. */
-private const val MAX_INITIAL_LINE = 128 * 1024
+/**
+ * Netty's own limits, above what [Wire] lets through (targets cut to 8192 bytes, header sections
+ * up to 65536 bytes), so that Netty never answers by itself.
+ */
+private const val MAX_INITIAL_LINE = 16 * 1024
+private const val MAX_HEADER_SIZE = 2 * WireScanner.MAX_HEADER_SECTION
 
 fun main() {
     try {
@@ -69,11 +73,11 @@ private fun run() {
             host = "0.0.0.0"
             port = config.port
         }
-        // Netty answers an over-long request line itself (plain text); let targets up to this
-        // length reach the application, which answers the contract's JSON 414.
         maxInitialLineLength = MAX_INITIAL_LINE
-        maxHeaderSize = 64 * 1024
+        maxHeaderSize = MAX_HEADER_SIZE
         configureBootstrap = { handler(ListenerCapture(listeners)) }
+        // The contract's HTTP layer, before Netty's decoder reads a byte (Wire.kt).
+        channelPipelineConfig = { addFirst("wire", Wire()) }
         // Calls run on the worker event loop that read them, not on a separate call group: one
         // thread hop less per request (Ktor's `shareWorkGroup`; README.md, profile).
         shareWorkGroup = true
