@@ -474,11 +474,9 @@ func (s *scanner) byte(b byte, out []byte) ([]byte, string) {
 }
 
 // endTarget: a path with an invalid percent escape (net/http would answer it with a plain-text
-// 400) can match no route; within the target limit it goes on as "/%25", which is answered 404.
+// 400) can match no route; it goes on as "/%25", which is answered 404 (414 if the target was
+// cut: the cut one is checked too, as the cut may split an escape).
 func (s *scanner) endTarget() {
-	if s.targetLen > maxRequestTarget {
-		return
-	}
 	target := s.head[s.targetStart:]
 	path := target
 	if i := bytes.IndexByte(target, '?'); i >= 0 {

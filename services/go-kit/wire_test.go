@@ -69,6 +69,10 @@ func TestInvalidPathEscapesBecomeAnUnknownPath(t *testing.T) {
 			t.Errorf("%s: got %q", target, got)
 		}
 	}
+	cut := "GET /" + strings.Repeat("a", 8190) + "%zz HTTP/1.1\r\nHost: x\r\n\r\n"
+	if got := scanned(t, cut); got != "GET /%25 HTTP/1.1\r\nX-Cityref-Wire: s3cret 414\r\nHost: x\r\n\r\n" {
+		t.Errorf("cut: got %.100q", got)
+	}
 	valid := "GET /city/v1/get%00?id=%zz HTTP/1.1\r\nHost: x\r\n\r\n"
 	if got := scanned(t, valid); got != valid {
 		t.Errorf("got %q", got)

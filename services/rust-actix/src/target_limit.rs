@@ -26,7 +26,8 @@ use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::pin::Pin;
 use std::sync::LazyLock;
-use std::task::{Context, Poll, ready};
+use std::collections::VecDeque;
+use std::task::{Context, Poll, Waker, ready};
 
 use actix_web::http::header::HeaderMap;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -82,12 +83,26 @@ pub fn verdict(headers: &HeaderMap) -> Option<Verdict> {
 }
 
 /// A connection whose request heads are checked on the way in.
+///
+/// Pipelined requests are handed to actix-http one at a time: the next head only once every
+/// answer before it has been written. actix-http 3.20's codec keeps one HEAD flag per connection,
+/// set when a request is decoded and read when a response is encoded (`h1/codec.rs`), and its
+/// dispatcher decodes ahead; a HEAD decoded while an earlier answer was pending, or a request
+/// decoded before a HEAD's answer, would get the wrong framing (a HEAD answer with a body: the
+/// client takes the body for the next answer). Clients that do not pipeline never wait.
 pub struct TargetLimit<S> {
     io: S,
     scanner: Scanner,
     /// Scanned bytes not yet handed to actix-http.
     pending: Vec<u8>,
     taken: usize,
+    /// A head is being handed over (its first bytes are taken).
+    handing: bool,
+    /// Requests handed over whose answer has not been written yet.
+    owed: usize,
+    /// The reader waiting for an answer to be written.
+    waiting: Option<Waker>,
+    answers: AnswerCounter,
 }
 
 impl<S> TargetLimit<S> {
@@ -97,7 +112,49 @@ impl<S> TargetLimit<S> {
             scanner: Scanner::default(),
             pending: Vec::new(),
             taken: 0,
+            handing: false,
+            owed: 0,
+            waiting: None,
+            answers: AnswerCounter::default(),
         }
+    }
+
+    /// Counts the answers in `written` bytes; wakes a reader waiting for one.
+    fn written(&mut self, written: impl IntoIterator<Item = u8>) {
+        let answers = self.answers.count(written);
+        if answers > 0 {
+            self.owed = self.owed.saturating_sub(answers);
+            if let Some(waker) = self.waiting.take() {
+                waker.wake();
+            }
+        }
+    }
+}
+
+/// Finds the ends of answer heads (CRLF CRLF) in the bytes written, skipping interim (1xx)
+/// answers. The service's bodies (JSON, Prometheus text) never hold a CR.
+#[derive(Default)]
+struct AnswerCounter {
+    /// The last bytes written.
+    tail: [u8; 10],
+    /// The head being written is an interim answer.
+    interim: bool,
+}
+
+impl AnswerCounter {
+    fn count(&mut self, written: impl IntoIterator<Item = u8>) -> usize {
+        let mut answers = 0;
+        for byte in written {
+            self.tail.copy_within(1.., 0);
+            self.tail[9] = byte;
+            if self.tail == *b"HTTP/1.1 1" {
+                self.interim = true;
+            } else if self.tail[6..] == *b"\r\n\r\n" {
+                answers += usize::from(!self.interim);
+                self.interim = false;
+            }
+        }
+        answers
     }
 }
 
@@ -106,12 +163,26 @@ impl<S: AsyncRead + Unpin> AsyncRead for TargetLimit<S> {
         let this = self.get_mut();
         loop {
             if this.taken < this.pending.len() {
-                let n = buf.remaining().min(this.pending.len() - this.taken);
+                let end = this.scanner.ends.front().copied();
+                if !this.handing && end.is_some() && this.owed > 0 {
+                    // a complete head waits until every answer before it is written
+                    this.waiting = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                this.handing = true;
+                let limit = end.unwrap_or(this.pending.len());
+                let n = buf.remaining().min(limit - this.taken);
                 buf.put_slice(&this.pending[this.taken..this.taken + n]);
                 this.taken += n;
+                if Some(this.taken) == end {
+                    this.scanner.ends.pop_front();
+                    this.handing = false;
+                    this.owed += 1;
+                }
                 if this.taken == this.pending.len() {
                     this.pending.clear();
                     this.taken = 0;
+                    this.scanner.ends.clear(); // (all passed: offsets restart with the buffer)
                 }
                 return Poll::Ready(Ok(()));
             }
@@ -138,7 +209,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for TargetLimit<S> {
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for TargetLimit<S> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let this = self.get_mut();
+        let n = ready!(Pin::new(&mut this.io).poll_write(cx, buf))?;
+        this.written(buf[..n].iter().copied());
+        Poll::Ready(Ok(n))
     }
 
     fn poll_write_vectored(
@@ -146,7 +220,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for TargetLimit<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let n = ready!(Pin::new(&mut this.io).poll_write_vectored(cx, bufs))?;
+        this.written(bufs.iter().flat_map(|b| b.iter().copied()).take(n));
+        Poll::Ready(Ok(n))
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -236,6 +313,8 @@ struct Scanner {
     /// The current chunk's size, and whether it has a digit yet.
     chunk: u64,
     chunk_digits: bool,
+    /// Where each complete head (or stand-in) ends in the output, in order.
+    ends: VecDeque<usize>,
 }
 
 const fn is_tchar(byte: u8) -> bool {
@@ -304,6 +383,7 @@ impl Scanner {
         out.extend_from_slice(format!("{method} / HTTP/1.1\r\nhost: cityref\r\nconnection: close\r\n").as_bytes());
         out.extend_from_slice(verdict.header_line().as_bytes());
         out.extend_from_slice(b"\r\n");
+        self.ends.push_back(out.len());
         self.head = Vec::new();
         self.state = State::Closed;
     }
@@ -552,6 +632,7 @@ impl Scanner {
             };
         }
         out.append(&mut self.head);
+        self.ends.push_back(out.len());
         Ok(())
     }
 
@@ -723,6 +804,26 @@ mod tests {
             "p".repeat(16384)
         );
         assert_eq!(scanned(&fits), fits);
+    }
+
+    #[test]
+    fn answers_are_counted_at_the_end_of_their_heads_and_interim_ones_are_not() {
+        let mut counter = AnswerCounter::default();
+        let answers = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}\
+                       HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n";
+        let counted: usize = answers.as_bytes().chunks(3).map(|c| counter.count(c.iter().copied())).sum();
+        assert_eq!(counted, 2);
+        assert_eq!(counter.count(*b"HTTP/1.1 404 Not Found\r\n"), 0);
+        assert_eq!(counter.count(*b"\r\n"), 1);
+    }
+
+    #[test]
+    fn heads_are_handed_over_one_at_a_time() {
+        let mut scanner = Scanner::default();
+        let mut out = Vec::new();
+        let two = format!("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n{NEXT}");
+        scanner.feed(two.as_bytes(), &mut out);
+        assert_eq!(scanner.ends, [two.len() - NEXT.len(), two.len()]);
     }
 
     #[test]
