@@ -1,6 +1,6 @@
 """Lists the implementations in services/*/cityref.yaml and reads their descriptors.
 
-    services.py list              names, one per line, in table order
+    services.py list              names, one per line, alphabetical (the directory names)
     services.py get NAME KEY      one key (a list is printed shell-quoted)
     services.py start NAME PORT ES_URL LOG PIDFILE
                                   start it in the background (own session, no inherited fds)

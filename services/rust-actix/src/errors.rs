@@ -3,10 +3,10 @@
 
 use std::fmt;
 
-use actix_web::http::{StatusCode, header};
+use actix_web::http::header::{self, ContentType};
+use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 
-use crate::handler::json;
 use crate::models::{self, Language};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +96,8 @@ impl ResponseError for AppError {
         if *self == AppError::MethodNotAllowed {
             response.insert_header((header::ALLOW, "GET, HEAD"));
         }
-        json(response, &models::Error::new(self.to_string()))
+        let body = serde_json::to_vec(&models::Error::new(self.to_string())).expect("a string always serialises");
+        response.content_type(ContentType::json()).body(body)
     }
 }
 
@@ -115,6 +116,12 @@ mod tests {
         );
         let body = to_bytes(response.into_body()).await.unwrap();
         (status, content_type, allow, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[test]
+    fn the_414_message_names_the_limit_the_wire_enforces() {
+        let limit = crate::wire::MAX_REQUEST_TARGET.to_string();
+        assert!(AppError::UriTooLong.to_string().contains(&format!(" {limit} bytes")));
     }
 
     #[actix_web::test]

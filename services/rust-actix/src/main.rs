@@ -1,13 +1,15 @@
-//! cityref city service on actix-web: startup, routing and shutdown.
+//! cityref city service on actix-web: startup, the server, and shutdown.
 //! The contract is `spec/openapi.yaml`; see README.md for the design.
 
 mod config;
 mod errors;
-mod handler;
 mod models;
+mod query;
 mod repository;
-mod target_limit;
+mod service;
 mod telemetry;
+mod transport;
+mod wire;
 
 use std::num::NonZero;
 use std::process::ExitCode;
@@ -16,24 +18,15 @@ use std::time::Duration;
 use actix_http::HttpService;
 use actix_http::error::DispatchError;
 use actix_service::{ServiceFactoryExt, map_config};
-use actix_web::body::MessageBody;
-use actix_web::dev::{AppConfig, Server, ServiceFactory, ServiceRequest, ServiceResponse, fn_service};
-use actix_web::middleware::from_fn;
+use actix_web::dev::{AppConfig, Server, ServiceFactory, fn_service};
 use actix_web::rt::net::TcpStream;
-use actix_web::{App, FromRequest, Handler, Resource, Responder, guard, web};
 use log::{error, info};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::config::{Config, redact};
 use crate::repository::{Repository, Shared};
-use crate::target_limit::TargetLimit;
-
-const CITY: &str = "/city/v1/get";
-const HEALTH: &str = "/health";
-const API_DOCS: &str = "/api-docs";
-const METRICS: &str = "/metrics";
-/// Every listed path; they match exactly and are their own route templates.
-pub const ROUTES: [&str; 4] = [CITY, HEALTH, API_DOCS, METRICS];
+use crate::transport::app;
+use crate::wire::TargetLimit;
 
 /// The startup check gives up after this, whatever `ELASTICSEARCH_TIMEOUT_MS` says, so a
 /// failing start ends well within 15 s.
@@ -134,25 +127,6 @@ fn http_service(
     )
 }
 
-/// The application: routes, then (outermost first) telemetry and the request-target limit.
-fn app(
-    repository: Repository,
-) -> App<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<impl MessageBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
-    App::new()
-        .app_data(web::Data::new(repository))
-        .configure(routes)
-        .wrap(from_fn(handler::limit_request_target))
-        .wrap(from_fn(telemetry::observe))
-}
-
 /// Resolves on SIGTERM or SIGINT: the server then stops accepting, lets in-flight requests
 /// finish (up to `SHUTDOWN_TIMEOUT_SECS`), and `main` returns 0. (actix's own handlers would
 /// stop at once on SIGINT.)
@@ -164,39 +138,10 @@ async fn stop_signal(mut terminate: Signal, mut interrupt: Signal) {
     info!(signal = name; "{name} received; stopping gracefully");
 }
 
-/// The contract's paths; anything else is a JSON 404, whatever the method.
-fn routes(config: &mut web::ServiceConfig) {
-    config
-        .service(endpoint(CITY, handler::get_city))
-        .service(endpoint(HEALTH, handler::health))
-        .service(endpoint(API_DOCS, handler::api_docs))
-        .service(endpoint(METRICS, handler::metrics))
-        .default_service(web::to(handler::not_found));
-}
-
-/// A listed path: GET and HEAD go to `handler` (actix answers HEAD without the body but with
-/// its Content-Length), other methods get the JSON 405.
-fn endpoint<F, Args>(path: &'static str, handler: F) -> Resource
-where
-    F: Handler<Args>,
-    Args: FromRequest + 'static,
-    F::Output: Responder + 'static,
-{
-    web::resource(path)
-        // actix matches a percent-decoded path (`/h%65alth` would be `/health`); the contract
-        // wants the path exactly as sent.
-        .guard(guard::fn_guard(move |ctx| ctx.head().uri.path() == path))
-        .route(
-            web::route()
-                .guard(guard::Any(guard::Get()).or(guard::Head()))
-                .to(handler),
-        )
-        .default_service(web::to(handler::method_not_allowed))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::ROUTES;
     use actix_web::http::{Method, StatusCode, header};
     use actix_web::test::{TestRequest, call_service, init_service, read_body};
 
@@ -297,7 +242,7 @@ mod tests {
             }
         }
         // The method is checked before the parameters.
-        assert_eq!(call("POST", CITY).await.status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(call("POST", "/city/v1/get").await.status, StatusCode::METHOD_NOT_ALLOWED);
     }
 
     #[actix_web::test]

@@ -38,9 +38,12 @@ static REQUEST_DURATION: LazyLock<HistogramVec> = LazyLock::new(|| {
 });
 
 /// Middleware: one `info` line and one histogram observation per request, whatever answered it.
+/// `route` is the `http_route` label: the listed path the request matched, else "" (routing
+/// knows it; see `transport::app`).
 pub async fn observe(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
+    route: &'static str,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let start = Instant::now();
     let method = req.method().clone();
@@ -48,11 +51,6 @@ pub async fn observe(
         .uri()
         .path_and_query()
         .map_or_else(|| req.uri().to_string(), |target| target.to_string());
-    // Paths match exactly, so the route template is the path itself when it is listed.
-    let route = crate::ROUTES
-        .into_iter()
-        .find(|route| *route == req.uri().path())
-        .unwrap_or("");
     let response = next.call(req).await?;
     let elapsed = start.elapsed();
     let status = response.status().as_u16();

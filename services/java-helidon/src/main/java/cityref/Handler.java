@@ -6,14 +6,13 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import cityref.generated.model.City;
 import cityref.generated.model.Error;
 import cityref.generated.model.Health;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.DirectHandler;
 import io.helidon.http.ServerResponseHeaders;
 import io.helidon.webserver.CloseConnectionException;
@@ -32,6 +31,10 @@ import jakarta.json.JsonWriterFactory;
 
 /** The routing: telemetry, the request-target guard, the four listed paths and the error contract. */
 public final class Handler {
+    /** Longest request target (path and query as sent) answered normally. */
+    public static final int MAX_REQUEST_TARGET = 8192;
+    /** The listed paths; anything else is 404, whatever the method. */
+    public static final Set<String> LISTED_PATHS = Set.of("/city/v1/get", "/health", "/api-docs", "/metrics");
     private static final Logger LOG = Logger.getLogger("cityref.handler");
     /** {@code Content-Type: application/json}, exactly (no charset parameter). */
     static final String JSON = "application/json";
@@ -61,9 +64,9 @@ public final class Handler {
                         res.status(malformed.status()).header(HeaderNames.CONTENT_TYPE, JSON)
                                 .send(json(errorJson(new Error(malformed.getMessage()))));
                         throw new CloseConnectionException("malformed request");
-                    } else if (target.length() > Telemetry.MAX_REQUEST_TARGET) {
+                    } else if (target.length() > MAX_REQUEST_TARGET) {
                         sendError(req, res, AppError.uriTooLong());
-                    } else if (!Telemetry.LISTED_PATHS.contains(req.prologue().uriPath().rawPath())) {
+                    } else if (!LISTED_PATHS.contains(req.prologue().uriPath().rawPath())) {
                         sendError(req, res, AppError.noSuchResource());
                     } else {
                         chain.proceed();
@@ -77,7 +80,7 @@ public final class Handler {
                 });
         route(routing, "/city/v1/get", (req, res) -> {
             Query query = Query.parse(req.prologue().query().rawValue());
-            send(req, res, Status.OK_200, JSON, json(cityJson(getCity(repository, query))));
+            send(req, res, Status.OK_200, JSON, json(cityJson(Service.getCity(repository, query))));
         });
         route(routing, "/health", (req, res) -> send(req, res, Status.OK_200, JSON, health));
         route(routing, "/api-docs", (req, res) -> send(req, res, Status.OK_200, JSON, OPENAPI_JSON));
@@ -92,47 +95,6 @@ public final class Handler {
                 .any(path, (req, res) -> {
                     throw AppError.methodNotAllowed();
                 });
-    }
-
-    /** Looks the city and its region up and runs the contract's checks in the contract's order. */
-    static City getCity(CityLookup repository, Query query) {
-        long id = query.id();
-        String language = query.language().getValue();
-        ObjectNode city = repository.findCity(id, language);
-        if (city == null) {
-            throw AppError.cityNotFound(id);
-        }
-        JsonNode countryIso = city.get("countryIso");
-        JsonNode isFeatured = city.get("isFeatured");
-        Long regionId = longOrNull(city.get("regionId"));
-        Long storedId = longOrNull(city.get("id"));
-        if (countryIso == null || !countryIso.isTextual() || isFeatured == null || !isFeatured.isBoolean()
-                || regionId == null || storedId == null) {
-            throw AppError.cityMalformed(id);
-        }
-        String name = nameIn(city, language);
-        if (name == null) {
-            throw AppError.cityNameMissing(id, language);
-        }
-        ObjectNode region = repository.findRegion(regionId);
-        if (region == null) {
-            throw AppError.regionNotFound(regionId, id);
-        }
-        String regionName = nameIn(region, language);
-        if (regionName == null) {
-            throw AppError.regionNameMissing(regionId, language);
-        }
-        return new City(countryIso.textValue(), storedId, isFeatured.booleanValue(), name, regionName);
-    }
-
-    private static Long longOrNull(JsonNode node) {
-        return node != null && node.isIntegralNumber() && node.canConvertToLong() ? node.longValue() : null;
-    }
-
-    /** {@code "name.<language>"}; absent, null, empty or not a string all count as missing. */
-    private static String nameIn(ObjectNode source, String language) {
-        JsonNode name = source.get("name." + language);
-        return name != null && name.isTextual() && !name.textValue().isEmpty() ? name.textValue() : null;
     }
 
     /** The generated model as JSON-P, keys in the schema's order. */

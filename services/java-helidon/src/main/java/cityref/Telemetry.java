@@ -25,10 +25,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
  * {@code http_server_request_duration_seconds} histogram; also counts requests in flight.
  */
 public final class Telemetry implements Filter {
-    /** Longest request target (path and query as sent) answered normally. */
-    public static final int MAX_REQUEST_TARGET = 8192;
-    /** The listed paths; anything else is 404, whatever the method. */
-    public static final Set<String> LISTED_PATHS = Set.of("/city/v1/get", "/health", "/api-docs", "/metrics");
     /** Prometheus text format 0.0.4. */
     public static final String METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -120,11 +116,11 @@ public final class Telemetry implements Filter {
     }
 
     private void observe(String method, String target, String path, int status, long nanos) {
-        String route = LISTED_PATHS.contains(path) && target.length() <= MAX_REQUEST_TARGET ? path : "";
+        String route = Handler.LISTED_PATHS.contains(path) && target.length() <= Handler.MAX_REQUEST_TARGET ? path : "";
         record(method, route, status, nanos);
         JsonLog.log(REQUEST_LOG, Level.INFO, "request",
                 "method", method,
-                "path", target.length() > MAX_REQUEST_TARGET ? target.substring(0, MAX_REQUEST_TARGET) : target,
+                "path", target.length() > Handler.MAX_REQUEST_TARGET ? target.substring(0, Handler.MAX_REQUEST_TARGET) : target,
                 "status", status,
                 "duration_ms", nanos / 1e6);
     }

@@ -1,13 +1,10 @@
 package cityref
 
-import cityref.generated.models.City
 import cityref.generated.models.Health
-import com.fasterxml.jackson.databind.JsonNode
 import org.http4k.core.Filter
 import org.http4k.core.HttpHandler
 import org.http4k.core.Method.GET
 import org.http4k.core.Method.HEAD
-import org.http4k.core.Request
 import org.http4k.core.Response
 import org.http4k.core.Status
 import org.http4k.core.Status.Companion.OK
@@ -18,6 +15,12 @@ import org.http4k.routing.Router
 import org.http4k.routing.bind
 import org.http4k.routing.orElse
 import org.http4k.routing.routes
+
+/** Longest request target (path and query as sent) answered normally. */
+const val MAX_REQUEST_TARGET = 8192
+
+/** The listed paths; anything else is 404, whatever the method. */
+val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
 
 /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
 private val OPENAPI_JSON: ByteArray = Telemetry::class.java.getResourceAsStream("/openapi.json")!!.readBytes()
@@ -57,28 +60,6 @@ private fun listedPath(path: String, handler: HttpHandler): RoutingHttpHandler =
         HEAD bind handler,
         orElse bind { throw AppError.MethodNotAllowed },
     )
-
-/** Looks the city and its region up and runs the contract's checks in the contract's order. */
-fun getCity(repository: CityLookup, query: CityQuery): City {
-    val id = query.id
-    val language = query.language.value
-    val city = repository.findCity(id, language) ?: throw AppError.CityNotFound(id)
-    val countryIso = city.get("countryIso")?.takeIf { it.isTextual }?.textValue()
-    val isFeatured = city.get("isFeatured")?.takeIf { it.isBoolean }?.booleanValue()
-    val regionId = city.get("regionId")?.longOrNull()
-    val storedId = city.get("id")?.longOrNull()
-    if (countryIso == null || isFeatured == null || regionId == null || storedId == null) throw AppError.CityMalformed(id)
-    val name = nameIn(city, language) ?: throw AppError.CityNameMissing(id, language)
-    val region = repository.findRegion(regionId) ?: throw AppError.RegionNotFound(regionId, id)
-    val regionName = nameIn(region, language) ?: throw AppError.RegionNameMissing(regionId, language)
-    return City(countryIso = countryIso, id = storedId, isFeatured = isFeatured, name = name, regionName = regionName)
-}
-
-private fun JsonNode.longOrNull(): Long? = if (isIntegralNumber && canConvertToLong()) longValue() else null
-
-/** `"name.<language>"`; absent, null, empty or not a string all count as missing. */
-private fun nameIn(source: Source, language: String): String? =
-    source.get("name.$language")?.takeIf { it.isTextual }?.textValue()?.takeIf { it.isNotEmpty() }
 
 /** Exactly `application/json`: http4k's JSON body lenses would add `; charset=utf-8`. */
 const val JSON_CONTENT_TYPE = "application/json"

@@ -20,7 +20,6 @@ import org.http4k.server.ServerConfig
 import org.http4k.server.ServerConfig.StopMode
 import org.http4k.server.supportedOrNull
 import org.http4k.server.toJettyHandler
-import java.nio.ByteBuffer
 import java.time.Duration
 import org.eclipse.jetty.server.Request as JettyRequest
 import org.eclipse.jetty.server.Response as JettyResponse
@@ -35,8 +34,9 @@ private const val MAX_HEADER_SECTION = 65536
  * http4k's stock `Jetty` server config, duplicated and modified as its KDoc invites:
  * a larger request-header buffer (Jetty answers an over-long target with its own 414 otherwise),
  * every request path accepted as sent,
- * no `Server` header, a thread pool of [threads], and [OtherMethods] in front of http4k.
+ * no `Server` header, virtual threads, and [OtherMethods] in front of http4k.
  */
+
 /** Listen backlog (pending connections the kernel keeps before Jetty accepts them). */
 private const val ACCEPT_QUEUE = 1024
 

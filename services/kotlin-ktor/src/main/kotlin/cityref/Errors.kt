@@ -4,7 +4,7 @@ import io.ktor.http.HttpStatusCode
 
 /**
  * Every non-2xx answer of the service: its status and its fixed message (the spec's table).
- * Thrown anywhere in a call and rendered by the StatusPages plugin (see [installErrorPages]).
+ * Thrown anywhere in a call and rendered by the StatusPages plugin (installed in [cityref], Handler.kt).
  */
 sealed class AppError(val status: HttpStatusCode, override val message: String) : Exception(message, null, false, false) {
     class BadRequest(problems: String) : AppError(HttpStatusCode.BadRequest, "Bad Request: $problems")

@@ -2,7 +2,6 @@ package cityref
 
 import cityref.generated.models.City
 import cityref.generated.models.Health
-import com.fasterxml.jackson.databind.JsonNode
 import io.ktor.http.ContentType
 import io.ktor.http.HttpHeaders
 import io.ktor.http.HttpMethod
@@ -34,6 +33,12 @@ private val METRICS_TYPE = ContentType.parse(METRICS_CONTENT_TYPE)
 private val OPENAPI_JSON: ByteArray = object {}.javaClass.getResourceAsStream("/openapi.json")!!.readBytes()
 
 private val log = LoggerFactory.getLogger("cityref.handler")
+
+/** Longest request target (path and query as sent) answered normally. */
+const val MAX_REQUEST_TARGET = 8192
+
+/** The listed paths; anything else is 404, whatever the method. */
+val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
 
 /** The application: telemetry, the error contract and the four listed paths. */
 fun Application.cityref(repository: CityLookup, metrics: Metrics, inFlight: java.util.concurrent.atomic.AtomicInteger = java.util.concurrent.atomic.AtomicInteger()) {
@@ -82,34 +87,6 @@ fun Application.cityref(repository: CityLookup, metrics: Metrics, inFlight: java
         }
     }
 }
-
-/** What the handler needs from the backend (the [Repository], or a fake in tests). */
-interface CityLookup {
-    suspend fun findCity(id: Long, language: String): Source?
-    suspend fun findRegion(id: Long): Source?
-}
-
-/** Looks the city and its region up and runs the contract's checks in the contract's order. */
-suspend fun getCity(repository: CityLookup, query: CityQuery): City {
-    val id = query.id
-    val language = query.language.value
-    val city = repository.findCity(id, language) ?: throw AppError.CityNotFound(id)
-    val countryIso = city.get("countryIso")?.takeIf { it.isTextual }?.textValue()
-    val isFeatured = city.get("isFeatured")?.takeIf { it.isBoolean }?.booleanValue()
-    val regionId = city.get("regionId")?.longOrNull()
-    val storedId = city.get("id")?.longOrNull()
-    if (countryIso == null || isFeatured == null || regionId == null || storedId == null) throw AppError.CityMalformed(id)
-    val name = nameIn(city, language) ?: throw AppError.CityNameMissing(id, language)
-    val region = repository.findRegion(regionId) ?: throw AppError.RegionNotFound(regionId, id)
-    val regionName = nameIn(region, language) ?: throw AppError.RegionNameMissing(regionId, language)
-    return City(countryIso = countryIso, id = storedId, isFeatured = isFeatured, name = name, regionName = regionName)
-}
-
-private fun JsonNode.longOrNull(): Long? = if (isIntegralNumber && canConvertToLong()) longValue() else null
-
-/** `"name.<language>"`; absent, null, empty or not a string all count as missing. */
-private fun nameIn(source: Source, language: String): String? =
-    source.get("name.$language")?.takeIf { it.isTextual }?.textValue()?.takeIf { it.isNotEmpty() }
 
 private fun <T> encode(serializer: KSerializer<T>, value: T): ByteArray = json.encodeToString(serializer, value).toByteArray(Charsets.UTF_8)
 

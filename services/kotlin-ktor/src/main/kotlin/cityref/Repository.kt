@@ -20,6 +20,12 @@ import java.util.concurrent.ConcurrentHashMap
 /** A document's `_source`: GoOut's flat dotted keys (`"name.en"`). */
 typealias Source = ObjectNode
 
+/** What the service needs from the backend (the [Repository], or a fake in tests). */
+interface CityLookup {
+    suspend fun findCity(id: Long, language: String): Source?
+    suspend fun findRegion(id: Long): Source?
+}
+
 private const val CITY_ALIAS = "city"
 private const val REGION_ALIAS = "region"
 

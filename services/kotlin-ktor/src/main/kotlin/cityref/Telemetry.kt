@@ -15,12 +15,6 @@ import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.TimeUnit
 
-/** Longest request target (path and query as sent) answered normally. */
-const val MAX_REQUEST_TARGET = 8192
-
-/** The listed paths; anything else is 404, whatever the method. */
-val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
-
 /** Methods of RFC 9110 plus PATCH; any other is counted as `_OTHER`. */
 private val KNOWN_METHODS = setOf("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 

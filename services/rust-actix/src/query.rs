@@ -1,27 +1,10 @@
-//! Request handling: query parsing and validation exactly as the contract words it, the
-//! checks on the stored city and region, and rendering.
+//! Query parsing and validation, exactly as the contract words it (the decoder's work).
 
-use actix_web::body::{BoxBody, EitherBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::Uri;
-use actix_web::http::header::ContentType;
-use actix_web::middleware::Next;
-use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
+use serde::Deserialize;
 use serde::de::IntoDeserializer;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::errors::AppError;
-use crate::models::{City, Health, HealthStatus, Language};
-use crate::repository::Repository;
-use crate::target_limit::Verdict;
-use crate::{target_limit, telemetry};
-
-/// The contract, served byte for byte.
-static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/openapi.json"));
-
-/// Longest request target (path and query as sent) answered normally.
-pub const MAX_REQUEST_TARGET: usize = 8192;
+use crate::models::Language;
 
 const ID_RULE: &str = "an integer from 1 to 9223372036854775807";
 const LANGUAGE_RULE: &str = "one of: cs, de, en, pl, sk";
@@ -30,111 +13,6 @@ const LANGUAGE_RULE: &str = "one of: cs, de, en, pl, sk";
 pub struct CityQuery {
     pub id: i64,
     pub language: Language,
-}
-
-/// The stored city fields the response needs; any missing or mistyped one makes the city
-/// malformed. The name is looked up separately (`name.<language>`).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredCity {
-    id: i64,
-    country_iso: String,
-    is_featured: bool,
-    region_id: i64,
-}
-
-/// `GET /city/v1/get?id=<id>&language=<language>`
-pub async fn get_city(req: HttpRequest, repository: web::Data<Repository>) -> Result<HttpResponse, AppError> {
-    let CityQuery { id, language } = parse_query(req.query_string())?;
-    let city = repository
-        .find_city(id, language)
-        .await?
-        .ok_or(AppError::CityNotFound(id))?;
-    let stored = StoredCity::deserialize(&city).map_err(|_| AppError::CityMalformed(id))?;
-    let name = name_in(&city, language).ok_or(AppError::CityNameMissing { city_id: id, language })?;
-    let region_id = stored.region_id;
-    let region = repository
-        .find_region(region_id)
-        .await?
-        .ok_or(AppError::RegionNotFound { region_id, city_id: id })?;
-    let region_name = name_in(&region, language).ok_or(AppError::RegionNameMissing { region_id, language })?;
-    let city = City::new(
-        stored.country_iso,
-        stored.id,
-        stored.is_featured,
-        name.into(),
-        region_name.into(),
-    );
-    Ok(json(HttpResponse::Ok(), &city))
-}
-
-pub async fn health() -> HttpResponse {
-    json(HttpResponse::Ok(), &Health::new(HealthStatus::Up))
-}
-
-pub async fn api_docs() -> HttpResponse {
-    HttpResponse::Ok().content_type(ContentType::json()).body(OPENAPI_JSON)
-}
-
-pub async fn metrics() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(telemetry::METRICS_CONTENT_TYPE)
-        .body(telemetry::render_metrics())
-}
-
-/// Any path not in the contract, any method.
-pub async fn not_found() -> Result<HttpResponse, AppError> {
-    Err(AppError::NoSuchResource)
-}
-
-/// A listed path with a method other than GET or HEAD.
-pub async fn method_not_allowed() -> Result<HttpResponse, AppError> {
-    Err(AppError::MethodNotAllowed)
-}
-
-/// Middleware: a request target over 8192 bytes is answered 414 before routing. Requests whose
-/// bytes [`target_limit`] judged on the wire arrive replaced or marked: targets too long for
-/// actix-http itself (414), malformed requests (400) and header sections over 65536 bytes (431),
-/// the last two with `Connection: close`.
-pub async fn limit_request_target(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<EitherBody<impl MessageBody, BoxBody>>, actix_web::Error> {
-    let refusal = match target_limit::verdict(req.headers()) {
-        Some(Verdict::TargetTooLong) => Some(AppError::UriTooLong),
-        Some(Verdict::Malformed) => Some(AppError::MalformedRequest),
-        Some(Verdict::HeadTooLarge) => Some(AppError::HeaderFieldsTooLarge),
-        // percent-encoded by the wrapper: as sent, the target was within the limit
-        Some(Verdict::TargetFits) => None,
-        None => (request_target_len(req.uri()) > MAX_REQUEST_TARGET).then_some(AppError::UriTooLong),
-    };
-    match refusal {
-        Some(error) => Ok(req.into_response(error.error_response()).map_into_right_body()),
-        None => Ok(next.call(req).await?.map_into_left_body()),
-    }
-}
-
-/// Length of the request target as it was on the request line.
-fn request_target_len(uri: &Uri) -> usize {
-    match uri.scheme() {
-        None => uri.path_and_query().map_or(0, |target| target.as_str().len()),
-        Some(_) => uri.to_string().len(), // absolute-form, e.g. from a proxy
-    }
-}
-
-/// A compact JSON body with `Content-Type: application/json`.
-pub fn json<T: Serialize>(mut response: HttpResponseBuilder, value: &T) -> HttpResponse {
-    let body = serde_json::to_vec(value).expect("the models always serialise");
-    response.content_type(ContentType::json()).body(body)
-}
-
-/// The name in `language` (`"name.<language>"`); absent, `null`, empty or not a string all
-/// count as missing.
-fn name_in(source: &Value, language: Language) -> Option<&str> {
-    source
-        .get(format!("name.{language}"))
-        .and_then(Value::as_str)
-        .filter(|name| !name.is_empty())
 }
 
 /// Parses the raw query (`application/x-www-form-urlencoded`, strictly percent-decoded) and
@@ -352,31 +230,4 @@ mod tests {
         assert_eq!(decode("%FF%FE"), None);
     }
 
-    #[test]
-    fn names() {
-        let source = serde_json::json!({"name.en": "Prague", "name.de": "", "name.pl": null, "name.cs": 5});
-        assert_eq!(name_in(&source, Language::En), Some("Prague"));
-        for language in [Language::De, Language::Pl, Language::Cs, Language::Sk] {
-            assert_eq!(name_in(&source, language), None);
-        }
-    }
-
-    #[test]
-    fn stored_city_types() {
-        let valid = serde_json::json!({"id": 1, "countryIso": "CZ", "isFeatured": true, "regionId": 1});
-        assert!(StoredCity::deserialize(&valid).is_ok());
-        for (key, value) in [
-            ("isFeatured", serde_json::json!("yes")),
-            ("id", serde_json::json!(1.5)),
-            ("id", serde_json::json!(9223372036854775808u64)),
-            ("regionId", serde_json::json!("1")),
-            ("countryIso", serde_json::json!(null)),
-        ] {
-            let mut city = valid.clone();
-            city[key] = value;
-            assert!(StoredCity::deserialize(&city).is_err(), "{city}");
-            city.as_object_mut().unwrap().remove(key);
-            assert!(StoredCity::deserialize(&city).is_err(), "{city}");
-        }
-    }
 }

@@ -32,9 +32,11 @@ use std::task::{Context, Poll, Waker, ready};
 use actix_web::http::header::HeaderMap;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::handler::MAX_REQUEST_TARGET;
 
 pub const MARKER_HEADER: &str = "x-cityref-wire";
+
+/// Longest request target (path and query as sent) answered normally; longer ones are 414.
+pub const MAX_REQUEST_TARGET: usize = 8192;
 
 /// A header section (the field lines) longer than this is answered 431.
 const MAX_HEADER_SECTION: usize = 65536;

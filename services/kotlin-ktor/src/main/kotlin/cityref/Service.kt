@@ -1,0 +1,26 @@
+package cityref
+
+import cityref.generated.models.City
+import com.fasterxml.jackson.databind.JsonNode
+
+/** Looks the city and its region up and runs the contract's checks in the contract's order. */
+suspend fun getCity(repository: CityLookup, query: CityQuery): City {
+    val id = query.id
+    val language = query.language.value
+    val city = repository.findCity(id, language) ?: throw AppError.CityNotFound(id)
+    val countryIso = city.get("countryIso")?.takeIf { it.isTextual }?.textValue()
+    val isFeatured = city.get("isFeatured")?.takeIf { it.isBoolean }?.booleanValue()
+    val regionId = city.get("regionId")?.longOrNull()
+    val storedId = city.get("id")?.longOrNull()
+    if (countryIso == null || isFeatured == null || regionId == null || storedId == null) throw AppError.CityMalformed(id)
+    val name = nameIn(city, language) ?: throw AppError.CityNameMissing(id, language)
+    val region = repository.findRegion(regionId) ?: throw AppError.RegionNotFound(regionId, id)
+    val regionName = nameIn(region, language) ?: throw AppError.RegionNameMissing(regionId, language)
+    return City(countryIso = countryIso, id = storedId, isFeatured = isFeatured, name = name, regionName = regionName)
+}
+
+private fun JsonNode.longOrNull(): Long? = if (isIntegralNumber && canConvertToLong()) longValue() else null
+
+/** `"name.<language>"`; absent, null, empty or not a string all count as missing. */
+private fun nameIn(source: Source, language: String): String? =
+    source.get("name.$language")?.takeIf { it.isTextual }?.textValue()?.takeIf { it.isNotEmpty() }

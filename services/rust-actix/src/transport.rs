@@ -1,0 +1,160 @@
+//! HTTP: the routes (the listed paths, matched exactly), the handlers that decode a request and
+//! encode the answer, the request-target limit, and the application as `main` serves it.
+
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::Uri;
+use actix_web::http::header::ContentType;
+use actix_web::middleware::{Next, from_fn};
+use actix_web::{
+    App, FromRequest, Handler, HttpRequest, HttpResponse, HttpResponseBuilder, Resource, Responder, ResponseError,
+    guard, web,
+};
+use serde::Serialize;
+
+use crate::errors::AppError;
+use crate::models::{Health, HealthStatus};
+use crate::repository::Repository;
+use crate::wire::{MAX_REQUEST_TARGET, Verdict};
+use crate::{query, service, telemetry, wire};
+
+const CITY: &str = "/city/v1/get";
+const HEALTH: &str = "/health";
+const API_DOCS: &str = "/api-docs";
+const METRICS: &str = "/metrics";
+
+/// The contract's paths; each is its own route template (`http_route`).
+pub const ROUTES: [&str; 4] = [CITY, HEALTH, API_DOCS, METRICS];
+
+/// The contract, served byte for byte.
+static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/openapi.json"));
+
+/// `GET /city/v1/get?id=<id>&language=<language>`
+pub async fn get_city(req: HttpRequest, repository: web::Data<Repository>) -> Result<HttpResponse, AppError> {
+    let query = query::parse_query(req.query_string())?;
+    let city = service::get_city(&repository, query).await?;
+    Ok(json(HttpResponse::Ok(), &city))
+}
+
+pub async fn health() -> HttpResponse {
+    json(HttpResponse::Ok(), &Health::new(HealthStatus::Up))
+}
+
+pub async fn api_docs() -> HttpResponse {
+    HttpResponse::Ok().content_type(ContentType::json()).body(OPENAPI_JSON)
+}
+
+pub async fn metrics() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(telemetry::METRICS_CONTENT_TYPE)
+        .body(telemetry::render_metrics())
+}
+
+/// Any path not in the contract, any method.
+pub async fn not_found() -> Result<HttpResponse, AppError> {
+    Err(AppError::NoSuchResource)
+}
+
+/// A listed path with a method other than GET or HEAD.
+pub async fn method_not_allowed() -> Result<HttpResponse, AppError> {
+    Err(AppError::MethodNotAllowed)
+}
+
+/// Middleware: a request target over 8192 bytes is answered 414 before routing. Requests whose
+/// bytes [`wire`] judged on the wire arrive replaced or marked: targets too long for
+/// actix-http itself (414), malformed requests (400) and header sections over 65536 bytes (431),
+/// the last two with `Connection: close`.
+pub async fn limit_request_target(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody, BoxBody>>, actix_web::Error> {
+    let refusal = match wire::verdict(req.headers()) {
+        Some(Verdict::TargetTooLong) => Some(AppError::UriTooLong),
+        Some(Verdict::Malformed) => Some(AppError::MalformedRequest),
+        Some(Verdict::HeadTooLarge) => Some(AppError::HeaderFieldsTooLarge),
+        // percent-encoded by the wrapper: as sent, the target was within the limit
+        Some(Verdict::TargetFits) => None,
+        None => (request_target_len(req.uri()) > MAX_REQUEST_TARGET).then_some(AppError::UriTooLong),
+    };
+    match refusal {
+        Some(error) => Ok(req.into_response(error.error_response()).map_into_right_body()),
+        None => Ok(next.call(req).await?.map_into_left_body()),
+    }
+}
+
+/// Length of the request target as it was on the request line.
+fn request_target_len(uri: &Uri) -> usize {
+    match uri.scheme() {
+        None => uri.path_and_query().map_or(0, |target| target.as_str().len()),
+        Some(_) => uri.to_string().len(), // absolute-form, e.g. from a proxy
+    }
+}
+
+/// A compact JSON body with `Content-Type: application/json`.
+pub fn json<T: Serialize>(mut response: HttpResponseBuilder, value: &T) -> HttpResponse {
+    let body = serde_json::to_vec(value).expect("the models always serialise");
+    response.content_type(ContentType::json()).body(body)
+}
+
+/// The application: routes, then (outermost first) telemetry and the request-target limit.
+pub fn app(
+    repository: Repository,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(web::Data::new(repository))
+        .configure(routes)
+        .wrap(from_fn(limit_request_target))
+        .wrap(from_fn(observe))
+}
+
+/// The contract's paths; anything else is a JSON 404, whatever the method.
+fn routes(config: &mut web::ServiceConfig) {
+    config
+        .service(endpoint(CITY, get_city))
+        .service(endpoint(HEALTH, health))
+        .service(endpoint(API_DOCS, api_docs))
+        .service(endpoint(METRICS, metrics))
+        .default_service(web::to(not_found));
+}
+
+/// A listed path: GET and HEAD go to `handler` (actix answers HEAD without the body but with
+/// its Content-Length), other methods get the JSON 405.
+fn endpoint<F, Args>(path: &'static str, handler: F) -> Resource
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    web::resource(path)
+        // actix matches a percent-decoded path (`/h%65alth` would be `/health`); the contract
+        // wants the path exactly as sent.
+        .guard(guard::fn_guard(move |ctx| ctx.head().uri.path() == path))
+        .route(
+            web::route()
+                .guard(guard::Any(guard::Get()).or(guard::Head()))
+                .to(handler),
+        )
+        .default_service(web::to(method_not_allowed))
+}
+
+/// The logging and metrics middleware, with the route label that routing knows.
+async fn observe(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let route = route_of(req.uri().path());
+    telemetry::observe(req, next, route).await
+}
+
+/// The listed path a request's path matches exactly, else "" (the `http_route` label).
+fn route_of(path: &str) -> &'static str {
+    ROUTES.into_iter().find(|route| *route == path).unwrap_or("")
+}
