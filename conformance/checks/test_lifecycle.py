@@ -40,12 +40,12 @@ def log_line_problems(lines) -> list[str]:
 
 
 def failed_start_problems(inst, what: str) -> list[str]:
-    """A start that must fail: the process exits non-zero within EXIT_WITHIN (then it is stopped)."""
+    """A start that must fail: the process exits with status 1 within EXIT_WITHIN (then it is stopped)."""
     rc = inst.wait_exit(EXIT_WITHIN)
     inst.stop()
     if rc is None:
         return [f"{what}: still running {EXIT_WITHIN:g}s after launch"]
-    return [f"{what}: exited 0"] if rc == 0 else []
+    return [f"{what}: exited {rc}, the spec says 1"] if rc != 1 else []
 
 
 def is_int(v) -> bool:
@@ -137,6 +137,8 @@ def test_es_unreachable_exits(launcher):
     ("PORT", "abc"), ("PORT", "0"), ("PORT", "65536"),
     ("ELASTICSEARCH_URL", "ftp://127.0.0.1:9250"), ("ELASTICSEARCH_URL", "not a url"),
     ("ELASTICSEARCH_TIMEOUT_MS", "0"), ("ELASTICSEARCH_TIMEOUT_MS", "-5"), ("ELASTICSEARCH_TIMEOUT_MS", "abc"),
+    ("ELASTICSEARCH_TIMEOUT_MS", "2147483648"), ("ELASTICSEARCH_TIMEOUT_MS", "99999999999999999999"),
+    ("PORT", "+80"),
     ("LOG_LEVEL", "loud"),
 ], ids=lambda v: str(v))
 def test_invalid_env(launcher, var, value):
@@ -146,6 +148,33 @@ def test_invalid_env(launcher, var, value):
     if not [ln for ln in inst.snapshot("stdout") if ln.json() is not None and var in ln.text]:
         problems.append(f"{var}={value!r}: no JSON log line on stdout naming {var}")
     assert not problems, "\n".join(problems) + f"\noutput:\n{inst.tail()}"
+
+
+def test_bounds_are_accepted(launcher):
+    """The largest ELASTICSEARCH_TIMEOUT_MS (2147483647) is valid: the service starts and answers."""
+    inst = launcher.make("env-timeout-max", env={"ELASTICSEARCH_TIMEOUT_MS": "2147483647"}).start()
+    try:
+        inst.wait_ready(60)
+        answer = rawhttp.request(inst.base, "GET", "/city/v1/get?id=1&language=en")
+        assert answer.status == 200, f"answered {answer.status}\noutput:\n{inst.tail()}"
+    finally:
+        inst.stop()
+
+
+def test_startup_check_waits_at_most_10_s(cfg, launcher):
+    """An Elasticsearch that never answers at startup, with ELASTICSEARCH_TIMEOUT_MS=60000: the check
+    gives up after min(60000, 10000) ms and the service exits with status 1, 10 s after launch
+    (plus the runtime's start-up; at most EXIT_WITHIN)."""
+    with Proxy(cfg.es_url) as proxy:
+        proxy.set_mode("hold")
+        started = time.monotonic()
+        inst = launcher.make("startup-hold", env={"ELASTICSEARCH_TIMEOUT_MS": "60000"}, es_url=proxy.url).start()
+        rc = inst.wait_exit(EXIT_WITHIN)
+        seconds = time.monotonic() - started
+        inst.stop()
+        proxy.set_mode("pass")
+    assert rc == 1, f"exit {rc} ({seconds:.1f} s after launch), the spec says 1 after about 10 s\noutput:\n{inst.tail()}"
+    assert seconds >= 9.5, f"gave up after {seconds:.1f} s: the check may wait 10 s\noutput:\n{inst.tail()}"
 
 
 class ShutdownRun:

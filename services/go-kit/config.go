@@ -77,14 +77,11 @@ func parseElasticsearchURL(v string) (*url.URL, error) {
 
 func parseTimeout(v string) (time.Duration, error) {
 	if !isDigits(v) {
-		return 0, &ConfigError{"ELASTICSEARCH_TIMEOUT_MS", "a positive integer (milliseconds)"}
+		return 0, &ConfigError{"ELASTICSEARCH_TIMEOUT_MS", "an integer from 1 to 2147483647 (milliseconds)"}
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
-	if err == nil && n == 0 {
-		return 0, &ConfigError{"ELASTICSEARCH_TIMEOUT_MS", "a positive integer (milliseconds)"}
-	}
-	if err != nil || n > math.MaxInt64/uint64(time.Millisecond) {
-		return math.MaxInt64, nil // every positive integer is valid: saturate (~292 years)
+	if err != nil || n < 1 || n > math.MaxInt32 { // the spec's range: 1 to 2147483647
+		return 0, &ConfigError{"ELASTICSEARCH_TIMEOUT_MS", "an integer from 1 to 2147483647 (milliseconds)"}
 	}
 	return time.Duration(n) * time.Millisecond, nil
 }

@@ -48,7 +48,7 @@ func TestConfigValidValues(t *testing.T) {
 		{"PORT", "1", func(c Config) bool { return c.Port == 1 }},
 		{"PORT", "00080", func(c Config) bool { return c.Port == 80 }},
 		{"ELASTICSEARCH_URL", "HTTP://127.0.0.1:9250", func(c Config) bool { return c.ElasticsearchURL.Scheme == "http" }},
-		{"ELASTICSEARCH_TIMEOUT_MS", "99999999999999999999999", func(c Config) bool { return c.ElasticsearchTimeout == math.MaxInt64 }},
+		{"ELASTICSEARCH_TIMEOUT_MS", "2147483647", func(c Config) bool { return c.ElasticsearchTimeout == math.MaxInt32*time.Millisecond }},
 		{"LOG_LEVEL", "error", func(c Config) bool { return c.LogLevel == "error" }},
 		{"LOG_LEVEL", "warn", func(c Config) bool { return c.LogLevel == "warn" }},
 	}
@@ -64,7 +64,7 @@ func TestConfigInvalidValuesNameTheVariable(t *testing.T) {
 	invalid := map[string][]string{
 		"PORT":                     {"", "0", "65536", "-1", "+80", " 80", "80 ", "8o", "abc", "1e3", "99999999999999999999999"},
 		"ELASTICSEARCH_URL":        {"", "not a url", "127.0.0.1:9200", "ftp://127.0.0.1:9250", "http://", "http:///x", "http://host/?q=1", "http://host/#f", "http:host"},
-		"ELASTICSEARCH_TIMEOUT_MS": {"", "0", "000", "-5", "+5", "abc", "1.5", "1e3", "2s", " 1"},
+		"ELASTICSEARCH_TIMEOUT_MS": {"", "0", "000", "-5", "+5", "abc", "1.5", "1e3", "2s", " 1", "2147483648", "99999999999999999999999"},
 		"LOG_LEVEL":                {"", "loud", "INFO", "Info", "trace", "warning", " info"},
 	}
 	for variable, values := range invalid {

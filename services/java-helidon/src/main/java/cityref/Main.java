@@ -44,7 +44,7 @@ public final class Main {
             config = Config.load(System.getenv());
         } catch (Config.ConfigException e) {
             JsonLog.log(LOG, Level.SEVERE, "invalid configuration: " + e.getMessage(), "variable", e.variable());
-            System.exit(2);
+            System.exit(1);
             return;
         }
         JsonLog.setLevel(config.logLevel());

@@ -36,21 +36,24 @@ private fun run() {
         loadConfig()
     } catch (e: ConfigException) {
         log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-        exitProcess(2)
+        exitProcess(1)
     }
     (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
         Level.toLevel(config.logLevel.uppercase())
 
     val repository = Repository(config)
+    // Not `use`: ExecutorService.close() waits for the task, so a check that timed out would wait
+    // for the client's own (ELASTICSEARCH_TIMEOUT_MS) timeout; found by the suite's startup check.
+    val startupCheck = Executors.newVirtualThreadPerTaskExecutor()
     try {
-        Executors.newVirtualThreadPerTaskExecutor().use { executor ->
-            executor.submit(repository::checkHealth)
-                .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
-        }
+        startupCheck.submit(repository::checkHealth)
+            .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
     } catch (e: Throwable) {
         log.atError().addKeyValue("url", config.redactedElasticsearchUrl).addKeyValue("error", describe(e))
             .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
         exitProcess(1)
+    } finally {
+        startupCheck.shutdownNow()
     }
 
     val telemetry = Telemetry()

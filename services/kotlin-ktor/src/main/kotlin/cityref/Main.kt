@@ -47,7 +47,7 @@ private fun run() {
         loadConfig()
     } catch (e: ConfigException) {
         log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-        exitProcess(2)
+        exitProcess(1)
     }
     (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
         Level.toLevel(config.logLevel.uppercase())
