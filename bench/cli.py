@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
+from cityref_tools import descriptors
 
 from . import report, runner, targets
 from .targets import Limits
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def services() -> list[dict]:
-    return [yaml.safe_load(p.read_text()) for p in sorted(ROOT.glob("services/*/cityref.yaml"))]
+    return descriptors.all_services()
 
 
 def ints(text: str) -> list[int]:

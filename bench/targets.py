@@ -9,13 +9,15 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
+
+from cityref_tools import procfs
+from cityref_tools.processes import free_port, start_session, stop_group
 
 from . import cgroup, nginx
 from .cgroup import Cgroup, Sample
@@ -74,11 +76,8 @@ class ProcMeter(Meter):
             try:
                 stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
                 cpu += (int(stat[11]) + int(stat[12])) * 10**9 // self.tick
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        rss += int(line.split()[1]) * 1024
-                    elif line.startswith("VmHWM:"):
-                        hwm += int(line.split()[1]) * 1024
+                rss += (procfs.status_kib(pid, "VmRSS") or 0) * 1024
+                hwm += (procfs.status_kib(pid, "VmHWM") or 0) * 1024
             except (OSError, IndexError):
                 continue
         return Sample(cpu_ns=cpu, memory_bytes=rss, memory_peak_bytes=hwm, throttled_ns=0, nr_throttled=0, oom_kills=0)
@@ -92,12 +91,6 @@ class Running:
     startup_s: float | None
     stop: Callable[[], None]
     info: dict = field(default_factory=dict)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def first_response(url: str, deadline: float, alive: Callable[[], bool] = lambda: True) -> float | None:
@@ -127,17 +120,9 @@ class Target:
     meta: dict = field(default_factory=dict)
 
 
-def _stop_group(proc: subprocess.Popen, group: Cgroup | None, timeout: float = 15.0) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+def stop_in_group(proc: subprocess.Popen, group: Cgroup | None, timeout: float = 15.0) -> None:
+    """Stops the process group, then kills whatever is left in its cgroup and removes the cgroup."""
+    stop_group(proc, timeout)
     if group is not None:
         for _ in range(50):
             pids = group.pids()
@@ -157,7 +142,7 @@ def _stop_group(proc: subprocess.Popen, group: Cgroup | None, timeout: float = 1
                 time.sleep(0.1)
 
 
-def _start_in_group(name: str, argv: list[str], cwd: Path, env: Env, extra_env: dict[str, str],
+def start_in_group(name: str, argv: list[str], cwd: Path, env: Env, extra_env: dict[str, str],
                     probe: str, limits: Limits | None = None) -> tuple[subprocess.Popen, Cgroup, float | None]:
     """argv in a new cgroup under the limits, pinned; returns the process, its group, startup seconds."""
     limits = limits or env.limits
@@ -167,12 +152,11 @@ def _start_in_group(name: str, argv: list[str], cwd: Path, env: Env, extra_env: 
         full = ["taskset", "-c", env.cpus] + full
     log = (env.logdir / f"{name}.log").open("ab")
     t0 = time.time()
-    proc = subprocess.Popen(full, cwd=cwd, env=dict(os.environ, **extra_env), stdin=subprocess.DEVNULL,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+    proc = start_session(full, cwd=cwd, env=dict(os.environ, **extra_env), stdout=log, stderr=subprocess.STDOUT)
     log.close()
     t1 = first_response(probe, t0 + env.startup_timeout_s, alive=lambda: proc.poll() is None)
     if t1 is None:
-        _stop_group(proc, group, timeout=2)
+        stop_in_group(proc, group, timeout=2)
         raise RuntimeError(f"no HTTP response within {env.startup_timeout_s:.0f} s "
                            f"(exit {proc.returncode}); log: {env.logdir / (name + '.log')}")
     return proc, group, t1 - t0
@@ -183,9 +167,9 @@ def bare(service: str, command: list[str]) -> Target:
         port = free_port()
         extra = {"PORT": str(port), "ELASTICSEARCH_URL": env.upstream_url, "LOG_LEVEL": env.log_level}
         url = f"http://127.0.0.1:{port}"
-        proc, group, startup = _start_in_group(service, command, ROOT / "services" / service, env, extra,
+        proc, group, startup = start_in_group(service, command, ROOT / "services" / service, env, extra,
                                                url + first_path)
-        return Running(url, SERVICE_PATH, CgroupMeter(group), startup, lambda: _stop_group(proc, group),
+        return Running(url, SERVICE_PATH, CgroupMeter(group), startup, lambda: stop_in_group(proc, group),
                        {"pid": proc.pid, "cgroup": f"v{group.version}"})
     return Target(service, "bare", True, start, {"service": service, "command": command})
 
@@ -240,9 +224,9 @@ def floor(upstream_label: str) -> Target:
             workers = min(workers, len(env.cpus.split(",")))
         (d / "nginx.conf").write_text(nginx.floor_conf(d, port, env.upstream_url, workers))
         url = f"http://127.0.0.1:{port}"
-        proc, group, startup = _start_in_group("floor", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
+        proc, group, startup = start_in_group("floor", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
                                                          "-c", str(d / "nginx.conf")], d, env, {}, url + first_path)
-        return Running(url, SERVICE_PATH, CgroupMeter(group), startup, lambda: _stop_group(proc, group),
+        return Running(url, SERVICE_PATH, CgroupMeter(group), startup, lambda: stop_in_group(proc, group),
                        {"workers": workers})
     return Target(f"floor (nginx → {upstream_label})", "floor", False, start)
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from . import nginx
 from .placement import Pinned
-from .targets import CgroupMeter, Env, Limits, Meter, ProcMeter, _start_in_group, _stop_group, free_port
+from cityref_tools.processes import free_port
+
+from .targets import CgroupMeter, Env, Limits, Meter, ProcMeter, start_in_group, stop_in_group
 
 ROOT = Path(__file__).resolve().parent.parent
 ES_PIDFILE = ROOT / ".cache" / "es" / "logs" / "es.pid"
@@ -158,7 +160,7 @@ class StaticUpstream(Upstream):
         (d / "nginx.conf").write_text(nginx.static_conf(d, port, docs, workers))
         self.url = f"http://127.0.0.1:{port}"
         env = Env(upstream_url="", limits=limits, cpus=cpus, logdir=workdir / "logs")
-        self.proc, self.group, _ = _start_in_group(
+        self.proc, self.group, _ = start_in_group(
             "static-upstream", ["nginx", "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")],
             d, env, {}, self.url + "/_cluster/health")
         self.meter = CgroupMeter(self.group)
@@ -169,7 +171,7 @@ class StaticUpstream(Upstream):
         return {"how": "started by the harness under taskset -c" if self.cpus else "not pinned", "cpus": self.cpus}
 
     def stop(self) -> None:
-        _stop_group(self.proc, self.group)
+        stop_in_group(self.proc, self.group)
 
 
 def es_ready(es: str) -> bool:

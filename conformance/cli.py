@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-import yaml
+from cityref_tools import descriptors
 
 from conformance import runtime
 from conformance.cases import load_cases
@@ -38,7 +38,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     target.add_argument("--base-url", metavar="URL", help="a running service, e.g. http://127.0.0.1:8080")
     target.add_argument("--service", metavar="NAME", help="a service of this repo: services/NAME/cityref.yaml")
     target.add_argument("--command", metavar="ARGV", help="start this command (shell-quoted argv) as the service")
-    p.add_argument("--name", help="implementation name for known-failures.yaml (default: the service name)")
+    p.add_argument("--name", help="implementation name: its descriptor's known_failures apply (default: the service name)")
+    p.add_argument("--known", metavar="PATH",
+                   help="a YAML file whose `known_failures` list applies (an implementation outside this repository)")
     p.add_argument("--cwd", help="working directory for --command (default: the current one)")
     p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"),
                    help="Elasticsearch with the fixture loaded (default: $CITYREF_ES_URL or %(default)s)")
@@ -158,15 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         cfg_kwargs["base_url"] = args.base_url.rstrip("/")
     elif args.service:
         mode = "service"
-        desc_path = ROOT / "services" / args.service / "cityref.yaml"
+        desc_path = descriptors.path_of(args.service)
         if not desc_path.exists():
             print(f"no {desc_path.relative_to(ROOT)}", file=sys.stderr)
             return 2
-        desc = yaml.safe_load(desc_path.read_text(encoding="utf-8"))
-        missing = [k for k in ("name", "language", "framework", "build", "command") if k not in desc]
-        if missing or not isinstance(desc.get("command"), list):
-            print(f"{desc_path}: needs name, language, framework, build, command (argv list); missing {missing}",
-                  file=sys.stderr)
+        try:
+            desc = descriptors.load(desc_path)
+        except descriptors.DescriptorError as e:
+            print(e, file=sys.stderr)
             return 2
         name = name or desc["name"]
         cfg_kwargs.update(argv=[str(a) for a in desc["command"]], cwd=desc_path.parent)
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                           cwd=pathlib.Path(args.cwd).resolve() if args.cwd else pathlib.Path.cwd())
 
     try:
-        known = load_known(name)
+        known = load_known(name, pathlib.Path(args.known) if args.known else None)
         n_cases = len(load_cases())
     except (KnownFailuresError, ValueError) as e:
         print(f"configuration error: {e}", file=sys.stderr)

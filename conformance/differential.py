@@ -3,7 +3,7 @@
 Sends the same seeded, generated hostile requests (``hostile.py``) over raw sockets to every
 implementation, groups the answers by (status, Content-Type, body, ``Allow``, whether the
 connection was closed), and fails on any request where the implementations disagree, or where a
-non-2xx answer is not the contract's JSON, unless ``differential-known.yaml`` explains that class
+non-2xx answer is not the contract's JSON, unless the implementation's descriptor (``differential_known``) explains that class
 of request for that implementation. Writes the protocol behaviour matrix (per class of request,
 what each implementation answers) to ``<out>/differential-matrix.md``.
 """
@@ -17,7 +17,6 @@ import json
 import os
 import pathlib
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -26,12 +25,13 @@ import urllib.request
 
 import yaml
 
+from cityref_tools import descriptors, processes
 from conformance import hostile
+from conformance.known import entries as known_entries
 from conformance.rawhttp import CRLF, HttpError, parse_head, decode_chunked
 from conformance.runtime import ROOT
 
 HERE = pathlib.Path(__file__).resolve().parent
-KNOWN_FILE = HERE / "differential-known.yaml"
 DEFAULT_SEED = 20261124
 DEFAULT_COUNT = 5000
 STALE_MIN = 10            # an entry whose class was sent this often must explain something
@@ -260,16 +260,15 @@ def run_wire_cases(targets, known, timeout: float, linger: float) -> tuple[list[
 
 # ---------------------------------------------------------------- known failures
 
-def load_known(path: pathlib.Path = KNOWN_FILE) -> dict[str, dict[str, str]]:
-    """{implementation: {class: reason}}."""
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+def load_known(extra: dict[str, pathlib.Path] | None = None) -> dict[str, dict[str, str]]:
+    """{implementation: {class: reason}}: each descriptor's `differential_known`, and for an
+    implementation outside this repository the same key in the file given as --known NAME=PATH."""
     out: dict[str, dict[str, str]] = {}
-    for name, entries in (doc or {}).items():
-        out[name] = {}
-        for e in entries or []:
-            if not isinstance(e, dict) or set(e) != {"class", "reason"} or not str(e["reason"]).strip():
-                raise ValueError(f"{path}: {name}: each entry has exactly a 'class' and a non-empty 'reason': {e!r}")
-            out[name][e["class"]] = str(e["reason"]).strip()
+    for path in descriptors.paths():
+        name = descriptors.load(path)["name"]
+        out[name] = known_entries(path, "differential_known", "class")
+    for name, path in (extra or {}).items():
+        out[name] = known_entries(path, "differential_known", "class")
     return out
 
 
@@ -287,25 +286,18 @@ class Target:
         return host, int(port)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_service(name: str, es_url: str, out: pathlib.Path) -> Target:
-    desc = yaml.safe_load((ROOT / "services" / name / "cityref.yaml").read_text(encoding="utf-8"))
+    desc = descriptors.load(descriptors.path_of(name))
     return start_command(desc["name"], [str(a) for a in desc["command"]], ROOT / "services" / name, es_url, out)
 
 
 def start_command(name: str, argv: list[str], cwd: pathlib.Path, es_url: str, out: pathlib.Path) -> Target:
-    port = free_port()
+    port = processes.free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PORT", "ELASTICSEARCH_URL", "ELASTICSEARCH_TIMEOUT_MS",
                                                            "LOG_LEVEL")}
     env.update(PORT=str(port), ELASTICSEARCH_URL=es_url, LOG_LEVEL="warn")
     log = open(out / f"differential-{name}.log", "wb")
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = processes.start_session(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     return Target(name, f"http://127.0.0.1:{port}", proc)
 
 
@@ -324,16 +316,8 @@ def wait_ready(t: Target, seconds: float = 60) -> None:
 
 
 def stop(t: Target) -> None:
-    if t.proc is None or t.proc.poll() is not None:
-        return
-    try:
-        os.killpg(t.proc.pid, signal.SIGTERM)
-        t.proc.wait(15)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(t.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    if t.proc is not None:
+        processes.stop_group(t.proc)
 
 
 # ---------------------------------------------------------------- the comparison
@@ -455,6 +439,9 @@ def parse_args(argv):
                         "and LOG_LEVEL in its environment), repeatable")
     p.add_argument("--base-url", action="append", default=[], metavar="NAME=URL",
                    help="an implementation that is already running, repeatable")
+    p.add_argument("--known", action="append", default=[], metavar="NAME=PATH",
+                   help="known deviations of implementation NAME: the `differential_known` list of the YAML file "
+                        "PATH (this repository's implementations keep theirs in their descriptor), repeatable")
     p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"))
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed (%(default)s)")
     p.add_argument("--count", type=int, default=DEFAULT_COUNT, help="requests per implementation (%(default)s)")
@@ -474,9 +461,13 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     names = args.service
     if "all" in names:
-        names = [yaml.safe_load(p.read_text())["name"] for p in sorted((ROOT / "services").glob("*/cityref.yaml"))]
+        names = [d["name"] for d in descriptors.all_services()]
     targets = [Target(*b.split("=", 1)) for b in args.base_url]
-    known = load_known()
+    try:
+        known = load_known({n: pathlib.Path(path) for n, _, path in (k.partition("=") for k in args.known)})
+    except ValueError as e:
+        print(f"configuration error: {e}", file=sys.stderr)
+        return 2
     count = max(args.index) + 1 if args.index else args.count
     cases = hostile.generate(args.seed, count)
     if args.index:

@@ -1,4 +1,6 @@
-"""conformance/known-failures.yaml: per service, the checks expected to fail, each with a reason.
+"""Known failures, beside each implementation: the key `known_failures` of its descriptor
+(services/<name>/cityref.yaml), or of a YAML file given with --known for an implementation that lives
+elsewhere. A list of {check: <group>/<name>, reason: <why, with evidence>}.
 
 Every entry becomes a strict xfail: the check must fail (an unexpected pass fails the run, so a
 fixed bug forces the entry's removal), and an entry naming no existing check is an error.
@@ -9,34 +11,52 @@ import pathlib
 
 import yaml
 
-KNOWN_FILE = pathlib.Path(__file__).resolve().parent / "known-failures.yaml"
+from cityref_tools.descriptors import SERVICES
 
 
 class KnownFailuresError(ValueError):
     pass
 
 
-def load_known(name: str | None, path: pathlib.Path = KNOWN_FILE) -> dict[str, str]:
-    """{check id: reason} for the service ``name`` (empty if none or unnamed)."""
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
-    doc = doc or {}
+def descriptor(name: str | None) -> pathlib.Path | None:
+    """The descriptor of this repository's implementation ``name``, if there is one."""
+    if not name:
+        return None
+    path = SERVICES / name / "cityref.yaml"
+    return path if path.exists() else None
+
+
+def entries(path: pathlib.Path, key: str, field: str) -> dict[str, str]:
+    """{<field>: reason} from the list under ``key`` in the YAML file ``path`` (validated)."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(doc, dict):
-        raise KnownFailuresError(f"{path}: the top level must be a mapping service name -> list")
+        raise KnownFailuresError(f"{path}: the top level must be a mapping")
+    items = doc.get(key) or []
+    if not isinstance(items, list):
+        raise KnownFailuresError(f"{path}: {key}: expected a list of {{{field}, reason}}")
     out: dict[str, str] = {}
-    for service, entries in doc.items():
-        entries = entries or []
-        if not isinstance(entries, list):
-            raise KnownFailuresError(f"{path}: {service}: expected a list of {{check, reason}}")
-        for e in entries:
-            if not isinstance(e, dict) or set(e) != {"check", "reason"}:
-                raise KnownFailuresError(f"{path}: {service}: each entry has exactly 'check' and 'reason': {e!r}")
-            check, reason = e["check"], e["reason"]
-            if not isinstance(check, str) or "/" not in check:
-                raise KnownFailuresError(f"{path}: {service}: check must be '<group>/<name>': {check!r}")
-            if not isinstance(reason, str) or not reason.strip():
-                raise KnownFailuresError(f"{path}: {service}: {check}: a non-empty reason is required")
-            if service == name:
-                if check in out:
-                    raise KnownFailuresError(f"{path}: {service}: {check} listed twice")
-                out[check] = reason.strip()
+    for e in items:
+        if not isinstance(e, dict) or set(e) != {field, "reason"}:
+            raise KnownFailuresError(f"{path}: {key}: each entry has exactly '{field}' and 'reason': {e!r}")
+        what, reason = e[field], e["reason"]
+        if not isinstance(what, str) or not what:
+            raise KnownFailuresError(f"{path}: {key}: '{field}' must be a non-empty string: {e!r}")
+        if not isinstance(reason, str) or not reason.strip():
+            raise KnownFailuresError(f"{path}: {key}: {what}: a non-empty reason is required")
+        if what in out:
+            raise KnownFailuresError(f"{path}: {key}: {what} listed twice")
+        out[what] = reason.strip()
+    return out
+
+
+def load_known(name: str | None, path: pathlib.Path | None = None) -> dict[str, str]:
+    """{check id: reason} for implementation ``name``: from ``path`` if given, else from its
+    descriptor in this repository (empty if it has none)."""
+    path = path or descriptor(name)
+    if path is None:
+        return {}
+    out = entries(path, "known_failures", "check")
+    bad = [check for check in out if "/" not in check]
+    if bad:
+        raise KnownFailuresError(f"{path}: known_failures: check must be '<group>/<name>': {bad[0]!r}")
     return out

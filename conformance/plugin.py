@@ -51,7 +51,7 @@ class RunnerPlugin:
                 item.add_marker(pytest.mark.xfail(reason=f"known failure: {self.known[cid]}", strict=True))
         stale = sorted(c for c in self.known if c.split("/", 1)[0] in self.groups and c not in seen)
         if stale:
-            raise pytest.UsageError(f"known-failures.yaml names checks that do not exist: {', '.join(stale)}")
+            raise pytest.UsageError(f"known_failures names checks that do not exist: {', '.join(stale)}")
 
     # results ---------------------------------------------------------------------------------
     def pytest_runtest_logreport(self, report):

@@ -6,11 +6,11 @@ import json
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import threading
 import time
 
+from cityref_tools import processes
 from conformance import rawhttp
 
 # Variables of the spec's configuration; never inherited from the caller's environment.
@@ -18,9 +18,8 @@ SPEC_ENV = ("PORT", "ELASTICSEARCH_URL", "ELASTICSEARCH_TIMEOUT_MS", "LOG_LEVEL"
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("0.0.0.0", 0))
-        return s.getsockname()[1]
+    """A port free on every interface (the services bind all of them)."""
+    return processes.free_port("0.0.0.0")
 
 
 def closed_port() -> int:

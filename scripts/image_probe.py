@@ -19,21 +19,17 @@ import datetime as dt
 import http.client
 import json
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from cityref_tools.processes import free_port
+from cityref_tools.procfs import rss_kib
+
 LIMITS = ["--cpus", "1.5", "--memory", "512m", "--memory-swap", "512m"]
 PATH = "/city/v1/get?id=1&language=en"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(port: int, path: str = PATH, timeout: float = 1.0) -> int:
@@ -59,13 +55,6 @@ def cgroup_memory(pid: int) -> int | None:
             f = Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.usage_in_bytes"
             if f.exists():
                 return int(f.read_text())
-    return None
-
-
-def rss_kib(pid: int) -> int | None:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
     return None
 
 

@@ -12,4 +12,5 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; 
   "$VENV/bin/pip" install -q -r "$REQ"
   echo "$want" > "$STAMP"
 fi
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"   # cityref_tools/, shared by the suite, bench and scripts
 exec "$VENV/bin/python" "$@"

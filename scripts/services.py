@@ -11,32 +11,25 @@ import shlex
 import subprocess
 import sys
 
-import yaml
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from cityref_tools import descriptors, processes
 
 
 def start(name: str, port: str, es_url: str, log: str, pidfile: str) -> None:
     d = descriptor(name)
     env = dict(os.environ, PORT=port, ELASTICSEARCH_URL=es_url)
     with open(log, "ab") as out:
-        proc = subprocess.Popen(d["command"], cwd=ROOT / "services" / name, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+        proc = processes.start_session([str(a) for a in d["command"]], cwd=descriptors.SERVICES / name, env=env,
+                                       stdout=out, stderr=subprocess.STDOUT)
     pathlib.Path(pidfile).write_text(f"{proc.pid}\n")
 
 
 def descriptor(name: str) -> dict:
-    return next(d for d in descriptors() if d["name"] == name)
-
-
-def descriptors():
-    for path in sorted(ROOT.glob("services/*/cityref.yaml")):
-        yield yaml.safe_load(path.read_text(encoding="utf-8"))
+    return next(d for d in descriptors.all_services() if d["name"] == name)
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "list":
-        print("\n".join(d["name"] for d in descriptors()))
+        print("\n".join(d["name"] for d in descriptors.all_services()))
     elif sys.argv[1] == "get":
         value = descriptor(sys.argv[2])[sys.argv[3]]
         print(shlex.join(map(str, value)) if isinstance(value, list) else value)

@@ -21,7 +21,9 @@ stage() {
 }
 
 stage "spec lint" scripts/lint-spec.sh
+stage "shared Python tools tests" scripts/python.sh -m pytest -q cityref_tools/tests
 stage "conformance self-tests" scripts/python.sh -m pytest -q conformance/tests_self
+stage "README services table" scripts/python.sh scripts/readme_table.py --check
 stage "bench unit tests" scripts/python.sh -m pytest -q bench/tests
 services=$(scripts/python.sh scripts/services.py list)
 for svc in $services; do

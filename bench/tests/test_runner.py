@@ -140,3 +140,16 @@ def test_targets_without_cpu_figures_get_the_fixed_warm_up(monkeypatch: pytest.M
 def test_stable_warm_up_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [100] * 5, stable_connections=0)
     assert rec["warmup"]["mode"] == "fixed" and rec["warmup"]["why"] == "stability warm-up turned off"
+
+
+def test_the_gate_reads_failures_from_junit_xml(tmp_path):
+    xml = tmp_path / "junit.xml"
+    xml.write_text(
+        '<testsuites><testsuite name="s">'
+        '<testcase name="test_golden[a]"><properties><property name="check" value="golden/a"/></properties></testcase>'
+        '<testcase name="test_golden[b]"><properties><property name="check" value="golden/b"/></properties>'
+        '<failure message="AssertionError: status 500, expected 200&#10;more">trace</failure></testcase>'
+        '<testcase name="test_golden[c]"><error message="boom">trace</error></testcase>'
+        '</testsuite></testsuites>')
+    assert runner.junit_failures(xml) == ["golden/b: AssertionError: status 500, expected 200", "test_golden[c]: boom"]
+    assert runner.junit_failures(tmp_path / "missing.xml") == []

@@ -113,9 +113,10 @@ def test_a_fixed_case_checks_status_body_allow_and_close():
 
 def test_known_deviations_need_a_class_and_a_reason(tmp_path):
     path = tmp_path / "k.yaml"
-    path.write_text("svc:\n  - class: line:bare-lf\n    reason: because\n")
-    assert differential.load_known(path) == {"svc": {"line:bare-lf": "because"}}
-    path.write_text("svc:\n  - class: line:bare-lf\n")
+    path.write_text("differential_known:\n  - class: line:bare-lf\n    reason: because\n")
+    assert differential.load_known({"svc": path})["svc"] == {"line:bare-lf": "because"}
+    path.write_text("differential_known:\n  - class: line:bare-lf\n")
     with pytest.raises(ValueError):
-        differential.load_known(path)
-    assert isinstance(differential.load_known(), dict)   # the repository's own file is valid
+        differential.load_known({"svc": path})
+    own = differential.load_known()   # every descriptor of the repository is valid
+    assert "method:lower-case" in own["java-helidon"] and own["rust-actix"] == {}

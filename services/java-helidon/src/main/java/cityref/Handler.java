@@ -1,18 +1,19 @@
 package cityref;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-import cityref.generated.model.City;
 import cityref.generated.model.Error;
 import cityref.generated.model.Health;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectWriter;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import io.helidon.http.DirectHandler;
 import io.helidon.http.ServerResponseHeaders;
 import io.helidon.webserver.CloseConnectionException;
@@ -23,11 +24,6 @@ import io.helidon.http.Status;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import jakarta.json.Json;
-import jakarta.json.JsonBuilderFactory;
-import jakarta.json.JsonObject;
-import jakarta.json.JsonWriter;
-import jakarta.json.JsonWriterFactory;
 
 /** The routing: telemetry, the request-target guard, the four listed paths and the error contract. */
 public final class Handler {
@@ -38,10 +34,10 @@ public final class Handler {
     private static final Logger LOG = Logger.getLogger("cityref.handler");
     /** {@code Content-Type: application/json}, exactly (no charset parameter). */
     static final String JSON = "application/json";
-    /** Compact JSON; JSON-P keeps insertion order and writes non-ASCII literally. */
-    private static final JsonWriterFactory WRITER = Json.createWriterFactory(Map.of());
-    /** Looked up once: every {@code BUILDERS.createObjectBuilder()} runs a provider lookup (ServiceLoader). */
-    private static final JsonBuilderFactory BUILDERS = Json.createBuilderFactory(Map.of());
+    /** Renders the generated models (see {@link #json}); thread-safe, built once. */
+    private static final ObjectWriter JSON_WRITER = new ObjectMapper()
+            .configure(SerializationFeature.WRITE_ENUMS_USING_TO_STRING, true)
+            .writer();
     /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
     private static final byte[] OPENAPI_JSON = resource("/openapi.json");
 
@@ -50,7 +46,7 @@ public final class Handler {
 
     /** Registers everything on {@code routing}. */
     public static void routing(HttpRouting.Builder routing, CityLookup repository, Telemetry telemetry) {
-        byte[] health = json(healthJson(new Health(Health.StatusEnum.UP)));
+        byte[] health = json(new Health(Health.StatusEnum.UP));
         routing.addFilter(Wire.closeWhenAsked())
                 .addFilter(telemetry)
                 .addFilter((chain, req, res) -> {
@@ -62,7 +58,7 @@ public final class Handler {
                         // the connection closed, so nothing after it is read as a request.
                         AppError malformed = AppError.malformed(); // with its body, even for HEAD (spec)
                         res.status(malformed.status()).header(HeaderNames.CONTENT_TYPE, JSON)
-                                .send(json(errorJson(new Error(malformed.getMessage()))));
+                                .send(json(new Error(malformed.getMessage())));
                         throw new CloseConnectionException("malformed request");
                     } else if (target.length() > MAX_REQUEST_TARGET) {
                         sendError(req, res, AppError.uriTooLong());
@@ -80,7 +76,7 @@ public final class Handler {
                 });
         route(routing, "/city/v1/get", (req, res) -> {
             Query query = Query.parse(req.prologue().query().rawValue());
-            send(req, res, Status.OK_200, JSON, json(cityJson(Service.getCity(repository, query))));
+            send(req, res, Status.OK_200, JSON, json(Service.getCity(repository, query)));
         });
         route(routing, "/health", (req, res) -> send(req, res, Status.OK_200, JSON, health));
         route(routing, "/api-docs", (req, res) -> send(req, res, Status.OK_200, JSON, OPENAPI_JSON));
@@ -97,31 +93,17 @@ public final class Handler {
                 });
     }
 
-    /** The generated model as JSON-P, keys in the schema's order. */
-    static JsonObject cityJson(City city) {
-        return BUILDERS.createObjectBuilder()
-                .add("countryIso", city.getCountryIso())
-                .add("id", city.getId())
-                .add("isFeatured", city.getIsFeatured())
-                .add("name", city.getName())
-                .add("regionName", city.getRegionName())
-                .build();
-    }
-
-    static JsonObject healthJson(Health health) {
-        return BUILDERS.createObjectBuilder().add("status", health.getStatus().getValue()).build();
-    }
-
-    static JsonObject errorJson(Error error) {
-        return BUILDERS.createObjectBuilder().add("message", error.getMessage()).build();
-    }
-
-    static byte[] json(JsonObject object) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
-        try (JsonWriter writer = WRITER.createWriter(out, StandardCharsets.UTF_8)) {
-            writer.writeObject(object);
+    /**
+     * A generated model as the contract's JSON: Jackson over its fields, in declaration (= schema)
+     * order, compact, UTF-8 with non-ASCII written literally; enums by their value. A field the
+     * spec adds reaches the wire by regenerating the model.
+     */
+    static byte[] json(Object model) {
+        try {
+            return JSON_WRITER.writeValueAsBytes(model);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
         }
-        return out.toByteArray();
     }
 
     /** An {@link AppError} as the contract's {@code {"message":...}} body (405 with {@code Allow}). */
@@ -129,7 +111,7 @@ public final class Handler {
         if (error.status().code() == Status.METHOD_NOT_ALLOWED_405.code()) {
             res.header(HeaderNames.ALLOW, "GET, HEAD");
         }
-        send(req, res, error.status(), JSON, json(errorJson(new Error(error.getMessage()))));
+        send(req, res, error.status(), JSON, json(new Error(error.getMessage())));
     }
 
     /**
@@ -170,7 +152,7 @@ public final class Handler {
                 // A malformed request keeps its body whatever the method (it could not be read);
                 // the 431 is an ordinary answer, headers only for a HEAD (the spec).
                 boolean headOnly = error.status().code() == 431 && "HEAD".equals(request.method());
-                return (headOnly ? response : response.entity(json(errorJson(new Error(error.getMessage()))))).build();
+                return (headOnly ? response : response.entity(json(new Error(error.getMessage())))).build();
             }
         };
     }

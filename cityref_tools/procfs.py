@@ -1,0 +1,19 @@
+"""Figures of a process from /proc (Linux)."""
+from __future__ import annotations
+
+import pathlib
+
+
+def status_kib(pid: int, field: str) -> int | None:
+    """A kB field of /proc/<pid>/status (VmRSS, VmHWM, …), None if the process or field is gone."""
+    try:
+        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def rss_kib(pid: int) -> int | None:
+    return status_kib(pid, "VmRSS")

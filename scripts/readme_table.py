@@ -1,0 +1,64 @@
+"""README.md's table of services, generated from services/*/cityref.yaml (`make readme-table`).
+
+    readme_table.py           rewrite the table between the markers in README.md
+    readme_table.py --check   exit 1 if README.md's table differs from the descriptors (make test)
+
+Columns: name, language, framework and Elasticsearch client, folder, and a status built from the
+descriptor: its `note`, its known failures (`known_failures`) and its HTTP-layer deviations
+(`http_layer`, in plain words, required when it has `differential_known` entries).
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+
+from cityref_tools import descriptors
+
+README = descriptors.ROOT / "README.md"
+BEGIN = "<!-- services table: generated from services/*/cityref.yaml by `make readme-table`; do not edit -->"
+END = "<!-- end of the generated services table -->"
+
+
+def status(desc: dict, path: pathlib.Path) -> str:
+    known = desc.get("known_failures") or []
+    deviations = desc.get("differential_known") or []
+    if deviations and not desc.get("http_layer"):
+        raise SystemExit(f"{path}: differential_known entries need `http_layer`, the deviations in plain words")
+    parts = [desc["note"]] if desc.get("note") else []
+    parts.append("conformance: no known failures" if not known else
+                 f"conformance: {len(known)} known failure(s) ({', '.join(k['check'] for k in known)})")
+    parts.append(f"HTTP layer: {desc['http_layer']} (documented)" if deviations else "HTTP layer: no deviations")
+    return "; ".join(parts)
+
+
+def table() -> str:
+    rows = ["| service | language | framework | folder | status |", "|---|---|---|---|---|"]
+    for path in descriptors.paths():
+        desc = descriptors.load(path)
+        folder = path.parent.relative_to(descriptors.ROOT).as_posix()
+        framework = ", ".join(filter(None, [desc["framework"], desc.get("elasticsearch_client")]))
+        rows.append(f"| {desc['name']} | {desc['language']} | {framework} | [{folder}]({folder}) | "
+                    f"{status(desc, path)} |")
+    return "\n".join(rows)
+
+
+def render(text: str) -> str:
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    return text[:start] + "\n" + table() + "\n" + text[end:]
+
+
+def main(argv: list[str]) -> int:
+    text = README.read_text(encoding="utf-8")
+    new = render(text)
+    if "--check" in argv:
+        if new != text:
+            print("README.md's services table differs from services/*/cityref.yaml: run `make readme-table`",
+                  file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
