@@ -36,7 +36,7 @@ lint:  ## lint the spec only
 	@scripts/lint-spec.sh
 
 generate:  ## regenerate every service's models from the spec
-	@for d in services/*/; do $(MAKE) -C $$d generate || exit 1; done
+	@for d in $(dir $(wildcard services/*/cityref.yaml)); do $(MAKE) -C $$d generate || exit 1; done
 
 es:  ## start Elasticsearch and load the fixture
 	@scripts/es.sh up

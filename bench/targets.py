@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
@@ -14,10 +13,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-from urllib.parse import urlsplit
 
 from cityref_tools import procfs
 from cityref_tools.processes import free_port, start_session, stop_group
+from cityref_tools.readiness import first_response
 
 from . import cgroup, nginx
 from .cgroup import Cgroup, Sample
@@ -91,24 +90,6 @@ class Running:
     startup_s: float | None
     stop: Callable[[], None]
     info: dict = field(default_factory=dict)
-
-
-def first_response(url: str, deadline: float, alive: Callable[[], bool] = lambda: True) -> float | None:
-    """Poll url until any HTTP response arrives; the time it did, or None at the deadline / death."""
-    parts = urlsplit(url)
-    target = parts.path + ("?" + parts.query if parts.query else "")
-    while time.time() < deadline:
-        try:
-            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=1.0)
-            conn.request("GET", target)
-            conn.getresponse().read()
-            conn.close()
-            return time.time()
-        except OSError:
-            if not alive():
-                return None
-            time.sleep(0.002)
-    return None
 
 
 @dataclass

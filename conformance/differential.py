@@ -21,11 +21,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
 import yaml
 
-from cityref_tools import descriptors, processes
+from cityref_tools import descriptors, processes, readiness
 from conformance import hostile
 from conformance.known import entries as known_entries
 from conformance.rawhttp import CRLF, HttpError, parse_head, decode_chunked
@@ -302,17 +301,12 @@ def start_command(name: str, argv: list[str], cwd: pathlib.Path, es_url: str, ou
 
 
 def wait_ready(t: Target, seconds: float = 60) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    alive = (lambda: t.proc.poll() is None) if t.proc is not None else (lambda: True)
+    if readiness.first_response(t.url + "/city/v1/get?id=1&language=en", time.time() + seconds, alive,
+                                poll=0.2) is None:
         if t.proc is not None and t.proc.poll() is not None:
             raise RuntimeError(f"{t.name} exited with {t.proc.returncode} before answering")
-        try:
-            with urllib.request.urlopen(t.url + "/city/v1/get?id=1&language=en", timeout=2) as r:
-                r.read()
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{t.name} did not answer at {t.url} within {seconds:.0f}s")
+        raise RuntimeError(f"{t.name} did not answer at {t.url} within {seconds:.0f}s")
 
 
 def stop(t: Target) -> None:

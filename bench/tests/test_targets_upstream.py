@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from bench import targets, upstream
+from cityref_tools import readiness
 from cityref_tools.processes import free_port
 
 
@@ -28,12 +29,12 @@ def test_first_response_waits_for_a_server_and_gives_up_on_a_dead_one():
     server = http.server.HTTPServer(("127.0.0.1", port), _Quiet)
     threading.Timer(0.3, server.serve_forever).start()
     try:
-        t = targets.first_response(f"http://127.0.0.1:{port}/health", time.time() + 5)
+        t = readiness.first_response(f"http://127.0.0.1:{port}/health", time.time() + 5)
         assert t is not None
     finally:
         server.shutdown()
         server.server_close()
-    assert targets.first_response(f"http://127.0.0.1:{free_port()}/", time.time() + 5, alive=lambda: False) is None
+    assert readiness.first_response(f"http://127.0.0.1:{free_port()}/", time.time() + 5, alive=lambda: False) is None
 
 
 def test_proc_meter_counts_cpu_and_memory_of_live_processes():
