@@ -140,7 +140,9 @@ func (c *wireConn) Read(p []byte) (int, error) {
 // let through (none is expected: this is a safety net) by the contract's JSON: 431 for its
 // header limit, 400 "malformed request" for everything else (its 400, 501 and 505).
 func (c *wireConn) Write(p []byte) (int, error) {
-	if !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) || !bytes.Contains(p, netHTTPErrorHeaders) {
+	// net/http's own answers are all 4xx or 5xx: a 2xx answer (the hot path) is not searched.
+	if len(p) < 10 || !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) || (p[9] != '4' && p[9] != '5') ||
+		!bytes.Contains(p, netHTTPErrorHeaders) {
 		return c.Conn.Write(p)
 	}
 	answer := errMalformed
