@@ -11,7 +11,7 @@ up:  ## Elasticsearch + fixture + every implemented service, printing URLs and a
 down:  ## stop the services and Elasticsearch
 	@scripts/down.sh
 
-bench:  ## the benchmark, quick profile: sets everything up, writes bench/out/latest/report.html (ARGS=… for options)
+bench:  ## the benchmark, quick profile: sets everything up, writes out/bench/latest/report.html (ARGS=… for options)
 	@scripts/bench.sh --profile quick $(ARGS)
 
 bench-full:  ## the benchmark, the original study's full profile (connections 2…2048, 3 interleaved repeats)

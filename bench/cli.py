@@ -77,7 +77,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--price", type=float, default=0.0275, help="USD per vCPU-hour for the cost figure")
     g.add_argument("--timeout", type=int, default=15, help="request timeout of the load generators, seconds")
     p.add_argument("--vegeta", default=str(ROOT / ".cache" / "bin" / "vegeta"))
-    p.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    p.add_argument("--out", type=Path, default=ROOT / "out" / "bench")
     return p
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from .cgroup import Sample
+from cityref_tools.cgroup import Sample
 
 
 def step_metrics(load: dict, before: Sample | None, after: Sample | None) -> dict:

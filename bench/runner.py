@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
 
-from . import cgroup, load, placement, report, warmup
+from cityref_tools import cgroup
+from . import load, placement, report, warmup
 from .metrics import FIXED_CONNECTIONS, cumulative, step_metrics, totals
 from .targets import Env, Limits, Running, Target
 from .upstream import EsUpstream, StaticUpstream, Upstream
@@ -74,7 +75,7 @@ class Config:
     open_loop: bool = True
     verify: bool = True
     vegeta: str = str(ROOT / ".cache" / "bin" / "vegeta")
-    out: Path = ROOT / "bench" / "out"
+    out: Path = ROOT / "out" / "bench"
     timeout_s: int = 15
 
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from cityref_tools import procfs
+from cityref_tools import cgroup, procfs
+from cityref_tools.cgroup import Cgroup, Sample
 from cityref_tools.processes import free_port, start_session, stop_group
 from cityref_tools.readiness import first_response
 
-from . import cgroup, nginx
-from .cgroup import Cgroup, Sample
+from . import nginx
 
 ROOT = Path(__file__).resolve().parent.parent
 PODMAN = str(ROOT / "scripts" / "podman.sh")
@@ -67,18 +67,13 @@ class ProcMeter(Meter):
 
     def __init__(self, pids: Callable[[], list[int]]):
         self.pids = pids
-        self.tick = os.sysconf("SC_CLK_TCK")
 
     def sample(self) -> Sample | None:
         cpu = rss = hwm = 0
         for pid in self.pids():
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                cpu += (int(stat[11]) + int(stat[12])) * 10**9 // self.tick
-                rss += (procfs.status_kib(pid, "VmRSS") or 0) * 1024
-                hwm += (procfs.status_kib(pid, "VmHWM") or 0) * 1024
-            except (OSError, IndexError):
-                continue
+            cpu += procfs.cpu_ns(pid) or 0
+            rss += (procfs.status_kib(pid, "VmRSS") or 0) * 1024
+            hwm += (procfs.status_kib(pid, "VmHWM") or 0) * 1024
         return Sample(cpu_ns=cpu, memory_bytes=rss, memory_peak_bytes=hwm, throttled_ns=0, nr_throttled=0, oom_kills=0)
 
 

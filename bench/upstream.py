@@ -2,27 +2,17 @@
 from __future__ import annotations
 
 import json
-import urllib.request
 from pathlib import Path
+
+from cityref_tools import elasticsearch
+from cityref_tools.processes import free_port
 
 from . import nginx
 from .placement import Pinned
-from cityref_tools.processes import free_port
-
 from .targets import CgroupMeter, Env, Limits, Meter, ProcMeter, start_in_group, stop_in_group
 
 ROOT = Path(__file__).resolve().parent.parent
 ES_PIDFILE = ROOT / ".cache" / "es" / "logs" / "es.pid"
-
-
-def es_get(es: str, path: str, body: dict | None = None) -> dict:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(es + path, data=data, method="POST" if data else "GET",
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        return json.loads(resp.read())
-
-
 ES_MAIN_CLASS = b"org.elasticsearch.bootstrap.Elasticsearch"
 
 
@@ -64,7 +54,7 @@ def prerender(es: str, docs: Path, city_ids: list[int]) -> int:
     compat = docs / "compat"
     if not compat.exists():
         compat.symlink_to("plain")
-    (plain / "_cluster_health").write_text(json.dumps(es_get(es, "/_cluster/health")))
+    (plain / "_cluster_health").write_text(json.dumps(elasticsearch.get(es, "/_cluster/health")))
     fx_cities, fx_regions = fixture_ids()
     region_ids: set[int] = set(fx_regions)
     wanted = sorted(set(city_ids) | set(fx_cities))
@@ -74,7 +64,7 @@ def prerender(es: str, docs: Path, city_ids: list[int]) -> int:
             ids = sorted(region_ids)
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
-            res = es_get(es, f"/{kind}/_mget?_source_excludes=geometry,population", {"ids": [str(x) for x in chunk]})
+            res = elasticsearch.get(es, f"/{kind}/_mget?_source_excludes=geometry,population", {"ids": [str(x) for x in chunk]})
             for doc in res["docs"]:
                 if not doc.get("found"):
                     continue
@@ -113,7 +103,7 @@ class EsUpstream(Upstream):
         self.meter = es_meter()
         self.pinned: Pinned | None = None
         self.pin_note = "not pinned"
-        health = es_get(self.url, "/_cluster/health")
+        health = elasticsearch.get(self.url, "/_cluster/health")
         self.description = f"Elasticsearch at {self.url} (cluster {health.get('cluster_name')}, " \
                            f"status {health.get('status')}); not started or limited by the harness"
 
@@ -175,16 +165,9 @@ class StaticUpstream(Upstream):
 
 
 def es_ready(es: str) -> bool:
-    try:
-        es_get(es, "/_cluster/health")
-        return True
-    except OSError:
-        return False
+    return elasticsearch.problem(es) is None
 
 
 def bench_data_loaded(es: str, first_id: int) -> bool:
-    try:
-        return bool(es_get(es, f"/city/_doc/{first_id}?_source_includes=id").get("found"))
-    except OSError:
-        return False
+    return elasticsearch.problem(es, city_id=first_id) is None
 

@@ -21,6 +21,14 @@ def start_session(argv: list[str], **popen) -> subprocess.Popen:
     return subprocess.Popen(argv, start_new_session=True, close_fds=True, **popen)
 
 
+def kill_group(pid: int) -> None:
+    """SIGKILL to the process group led by ``pid``, if any is left."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> int | None:
     """SIGTERM to the process group, up to ``timeout`` s to exit, then SIGKILL; the exit code."""
     if proc.poll() is None:
@@ -30,9 +38,6 @@ def stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> int | None:
         except ProcessLookupError:
             pass
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_group(proc.pid)
             proc.wait()
     return proc.returncode

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
 import shlex
@@ -11,11 +10,9 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import pytest
-from cityref_tools import descriptors
+from cityref_tools import descriptors, elasticsearch
 
 from conformance import runtime
 from conformance.cases import load_cases
@@ -45,8 +42,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"),
                    help="Elasticsearch with the fixture loaded (default: $CITYREF_ES_URL or %(default)s)")
     p.add_argument("--no-build", action="store_true", help="--service: do not run the build command")
-    p.add_argument("--junit", metavar="PATH", help="write JUnit XML here (default: conformance/out/junit.xml)")
-    p.add_argument("--out", metavar="DIR", help="logs and reports (default: conformance/out)")
+    p.add_argument("--junit", metavar="PATH", help="write JUnit XML here (default: out/conformance/junit.xml)")
+    p.add_argument("--out", metavar="DIR", help="logs and reports (default: out/conformance)")
     p.add_argument("--only", metavar="GROUP", action="append", default=[],
                    help="run only these groups (repeat or comma-separate): " + ", ".join(GROUPS))
     p.add_argument("--max-examples", type=int, default=50, help="schemathesis examples per operation (%(default)s)")
@@ -56,19 +53,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("-v", "--verbose", action="store_true", help="pytest verbose output (one line per check)")
     p.add_argument("--pytest-arg", action="append", default=[], help="extra pytest argument (repeatable)")
     return p.parse_args(argv)
-
-
-def es_ready(es_url: str) -> str | None:
-    """None when Elasticsearch answers and holds the fixture, else the problem."""
-    try:
-        with urllib.request.urlopen(es_url.rstrip("/") + "/_cluster/health", timeout=10) as r:
-            json.loads(r.read())
-        with urllib.request.urlopen(es_url.rstrip("/") + "/city/_doc/1?_source_includes=id", timeout=10) as r:
-            if not json.loads(r.read()).get("found"):
-                return "city 1 of the fixture is missing"
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        return str(e)
-    return None
 
 
 def build(service_dir: pathlib.Path, command: str, log: pathlib.Path) -> bool:
@@ -140,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     default_signals()
     t0 = time.monotonic()
-    out = pathlib.Path(args.out or HERE / "out").resolve()
+    out = pathlib.Path(args.out or ROOT / "out" / "conformance").resolve()
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out / "logs", ignore_errors=True)
     junit = pathlib.Path(args.junit or out / "junit.xml").resolve()
@@ -191,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                  seed=args.seed, max_examples=args.max_examples, backend_timeout_ms=args.backend_timeout_ms,
                  **cfg_kwargs)
     if cfg.manages_process:
-        problem = es_ready(cfg.es_url)
+        problem = elasticsearch.problem(cfg.es_url, city_id=1)
         if problem:
             print(f"Elasticsearch at {cfg.es_url} is not usable ({problem}); start it with `make es`",
                   file=sys.stderr)

@@ -29,6 +29,7 @@ from conformance import hostile
 from conformance.known import entries as known_entries
 from conformance.rawhttp import CRLF, HttpError, parse_head, decode_chunked
 from conformance.runtime import ROOT
+from conformance.service import SPEC_ENV
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_SEED = 20261124
@@ -292,8 +293,7 @@ def start_service(name: str, es_url: str, out: pathlib.Path) -> Target:
 
 def start_command(name: str, argv: list[str], cwd: pathlib.Path, es_url: str, out: pathlib.Path) -> Target:
     port = processes.free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("PORT", "ELASTICSEARCH_URL", "ELASTICSEARCH_TIMEOUT_MS",
-                                                           "LOG_LEVEL")}
+    env = {k: v for k, v in os.environ.items() if k not in SPEC_ENV}
     env.update(PORT=str(port), ELASTICSEARCH_URL=es_url, LOG_LEVEL="warn")
     log = open(out / f"differential-{name}.log", "wb")
     proc = processes.start_session(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -445,7 +445,7 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for an answer (%(default)s)")
     p.add_argument("--linger", type=float, default=0.2,
                    help="seconds to wait for the close after the last answer (%(default)s)")
-    p.add_argument("--out", default=str(HERE / "out"), help="where differential-matrix.md goes (%(default)s)")
+    p.add_argument("--out", default=str(ROOT / "out" / "conformance"), help="where differential-matrix.md goes (%(default)s)")
     return p.parse_args(argv)
 
 

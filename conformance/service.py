@@ -70,8 +70,8 @@ class Instance:
             self._log_file.write(f"# argv={self.argv} cwd={self.cwd} env={shown}\n")
         self.started_at = time.monotonic()
         try:
-            self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            self.proc = processes.start_session(self.argv, cwd=self.cwd, env=self.env,
+                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as e:
             raise RuntimeError(f"cannot start {self.argv} in {self.cwd}: {e}") from None
         for stream in ("stdout", "stderr"):
@@ -121,17 +121,10 @@ class Instance:
         if self.running():
             self.proc.send_signal(signal.SIGTERM)
             if self.wait_exit(grace) is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                processes.kill_group(self.proc.pid)
                 self.wait_exit(5)
         else:
-            # the leader exited; leave no child of ours behind
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            processes.kill_group(self.proc.pid)   # the leader exited; leave no child of ours behind
         for t in self._readers:
             t.join(timeout=2)
         if self._log_file:

@@ -16,25 +16,17 @@ import json
 import pathlib
 import sys
 import time
-import urllib.error
-import urllib.request
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import dataset  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "data"), str(ROOT)]
+import dataset  # noqa: E402
+from cityref_tools import elasticsearch  # noqa: E402
+
 INDICES = {"city": "city_v1", "region": "region_v1"}
 
 
 def request(es: str, method: str, path: str, body: bytes | None = None, ndjson: bool = False):
-    req = urllib.request.Request(es + path, data=body, method=method)
-    if body is not None:
-        req.add_header("Content-Type", "application/x-ndjson" if ndjson else "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=300) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
+    return elasticsearch.call(es, method, path, body, ndjson=ndjson, timeout=300)
 
 
 def ensure_indices(es: str) -> None:

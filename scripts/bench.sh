@@ -64,8 +64,8 @@ setup() {
   if ! has --no-bare "$@"; then
     for svc in $svcs; do
       log "building $svc (make -C services/$svc build)"
-      make -C "services/$svc" --no-print-directory build >"$CACHE/bench-build-$svc.log" 2>&1 \
-        || { tail -30 "$CACHE/bench-build-$svc.log" >&2; die "building $svc failed"; }
+      make -C "services/$svc" --no-print-directory build >"$OUT/logs/bench-build-$svc.log" 2>&1 \
+        || { tail -30 "$OUT/logs/bench-build-$svc.log" >&2; die "building $svc failed"; }
     done
   fi
   if ! has --no-images "$@"; then
@@ -82,9 +82,9 @@ case "${1:-}" in
   smoke)
     apt_tools
     scripts/es.sh up
-    make -C services/rust-actix --no-print-directory build >"$CACHE/bench-build-rust-actix.log" 2>&1 \
-      || { tail -30 "$CACHE/bench-build-rust-actix.log" >&2; die "building rust-actix failed"; }
-    out="$ROOT/bench/out/smoke"
+    make -C services/rust-actix --no-print-directory build >"$OUT/logs/bench-build-rust-actix.log" 2>&1 \
+      || { tail -30 "$OUT/logs/bench-build-rust-actix.log" >&2; die "building rust-actix failed"; }
+    out="$OUT/bench/smoke"
     scripts/python.sh -m bench --profile smoke --services rust-actix --no-images --no-floor --no-ceiling \
       --no-open-loop --city-id 3 --out "$out"
     scripts/python.sh -m bench check "$out/latest/run.json" ;;

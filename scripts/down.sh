@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make down`: stops the services started by `make up`, then Elasticsearch.
 source "$(dirname "$0")/lib.sh"
-RUN="$CACHE/run"
+RUN="$OUT/run"
 for pidfile in "$RUN"/*.pid; do
   [ -f "$pidfile" ] || continue
   pid=$(cat "$pidfile"); svc=$(basename "$pidfile" .pid)

@@ -25,8 +25,10 @@ import sys
 import time
 from pathlib import Path
 
+from cityref_tools import cgroup
 from cityref_tools.processes import free_port
 from cityref_tools.procfs import rss_kib
+from cityref_tools.readiness import first_response
 
 LIMITS = ["--cpus", "1.5", "--memory", "512m", "--memory-swap", "512m"]
 PATH = "/city/v1/get?id=1&language=en"
@@ -41,21 +43,6 @@ def get(port: int, path: str = PATH, timeout: float = 1.0) -> int:
         return resp.status
     finally:
         conn.close()
-
-
-def cgroup_memory(pid: int) -> int | None:
-    """Memory usage of the cgroup holding pid: v2 unified (memory.current) or v1 memory."""
-    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
-        hid, controllers, path = line.split(":", 2)
-        if hid == "0" and controllers == "":
-            f = Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.current"
-            if f.exists():
-                return int(f.read_text())
-        elif "memory" in controllers.split(","):
-            f = Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.usage_in_bytes"
-            if f.exists():
-                return int(f.read_text())
-    return None
 
 
 def parse_started(s: str) -> float:
@@ -78,16 +65,7 @@ def probe_once(args: argparse.Namespace) -> dict:
                              "--label", "cityref.test=1", *LIMITS, *env, args.image],
                    check=True, stdout=subprocess.DEVNULL)
     try:
-        first = None
-        deadline = t0 + 60
-        while time.time() < deadline:
-            try:
-                if get(port, timeout=0.5) == 200:
-                    first = time.time()
-                    break
-            except OSError:
-                pass
-            time.sleep(0.002)
+        first = first_response(f"http://127.0.0.1:{port}{PATH}", t0 + 60, status=200)
         if first is None:
             raise SystemExit(f"{args.image}: no 200 within 60 s")
         inspect = json.loads(subprocess.run(podman + ["inspect", name], check=True,
@@ -97,7 +75,10 @@ def probe_once(args: argparse.Namespace) -> dict:
         for _ in range(50):
             get(port)
         time.sleep(2)
-        memory = cgroup_memory(pid)
+        try:
+            memory = cgroup.of_pid(pid).sample().memory_bytes
+        except (OSError, RuntimeError):
+            memory = None   # no cpu and memory cgroup visible to us
         rss = rss_kib(pid)
         t_stop = time.time()
         subprocess.run(podman + ["stop", "-t", "15", name], check=True, stdout=subprocess.DEVNULL)

@@ -10,7 +10,7 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PODMAN="$ROOT/scripts/podman.sh"
-OUT="$ROOT/images"
+ARCHIVES="$OUT/images"
 TAG=${IMAGE_TAG:-dev}
 # One fixed timestamp for every file and the image config: reproducible layers. The JVM
 # Dockerfiles set the same mtime (0) on what their AOT cache records.
@@ -63,7 +63,7 @@ build() {
   local list; list=$(services "$@")
   is_jvm_any=0; for s in $list; do is_jvm "$s" && is_jvm_any=1; done
   [ $is_jvm_any = 0 ] || bases
-  mkdir -p "$OUT"
+  mkdir -p "$ARCHIVES"
   local revision; revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
   local rows=()
   for svc in $list; do
@@ -79,16 +79,16 @@ build() {
       --layers=false "${args[@]}" --build-arg "VERSION=$TAG" --build-arg "REVISION=$revision" \
       -f "Dockerfiles/$svc.Dockerfile" -t "localhost/cityref/$svc:$TAG" . >/dev/null \
       || die "podman build of $svc failed"
-    rm -f "$OUT/$svc.oci.tar"
-    "$PODMAN" save --quiet --format oci-archive -o "$OUT/$svc.oci.tar" "localhost/cityref/$svc:$TAG"
+    rm -f "$ARCHIVES/$svc.oci.tar"
+    "$PODMAN" save --quiet --format oci-archive -o "$ARCHIVES/$svc.oci.tar" "localhost/cityref/$svc:$TAG"
     local size; size=$("$PODMAN" image inspect --format '{{.Size}}' "localhost/cityref/$svc:$TAG")
-    rows+=("$(awk -v i="localhost/cityref/$svc:$TAG" -v s="$size" -v a="$(stat -c %s "$OUT/$svc.oci.tar")" \
+    rows+=("$(awk -v i="localhost/cityref/$svc:$TAG" -v s="$size" -v a="$(stat -c %s "$ARCHIVES/$svc.oci.tar")" \
       -v b="$((t1 - t0))" -v c="$((SECONDS - t1))" 'BEGIN { printf "%-34s %8.1f MB %8.1f MB %7ss %7ss", i, s / 1e6, a / 1e6, b, c }')")
   done
   echo
   printf '%-34s %11s %11s %8s %8s\n' image size archive artifact image
   printf '%s\n' "${rows[@]}"
-  echo "archives: $OUT/<service>.oci.tar (podman load -i / docker load -i)"
+  echo "archives: $ARCHIVES/<service>.oci.tar (podman load -i / docker load -i)"
 }
 
 test_images() {
@@ -96,7 +96,7 @@ test_images() {
   list=$(services "$@")
   scripts/es.sh up
   es_url=$(scripts/es.sh url)
-  mkdir -p results
+  mkdir -p "$OUT/results"
   for svc in $list; do
     local image="localhost/cityref/$svc:$TAG"
     image_exists "$image" || die "$image missing: run make images first"
@@ -104,12 +104,12 @@ test_images() {
     # Elasticsearch by host name, from the container's /etc/hosts: the image resolves names.
     scripts/python.sh scripts/image_probe.py --podman "$PODMAN" --image "$image" \
       --add-host "elasticsearch.cityref.test:127.0.0.1" --es-url "${es_url/127.0.0.1/elasticsearch.cityref.test}" \
-      --json "results/image-$svc.json" || failed=1
+      --json "$OUT/results/image-$svc.json" || failed=1
     log "=== image $svc: conformance"
     # The suite starts this command for each instance it needs, with PORT, ELASTICSEARCH_URL,
     # ELASTICSEARCH_TIMEOUT_MS and LOG_LEVEL in its environment (`-e NAME` passes them through).
     scripts/python.sh -m conformance --name "$svc" --es-url "$es_url" \
-      --junit "results/conformance-image-$svc.xml" --command "$PODMAN run --rm --pull=never \
+      --junit "$OUT/results/conformance-image-$svc.xml" --command "$PODMAN run --rm --pull=never \
       --network host --cpus 1.5 --memory 512m --memory-swap 512m --label cityref.test=1 \
       -e PORT -e ELASTICSEARCH_URL -e ELASTICSEARCH_TIMEOUT_MS -e LOG_LEVEL $image" || failed=1
     # Instances the suite had to SIGKILL leave their container behind (podman run is only the client).
@@ -121,10 +121,10 @@ test_images() {
     diff_args+=(--command "$svc=$PODMAN run --rm --pull=never --network host --cpus 1.5 --memory 512m \
       --memory-swap 512m --label cityref.test=1 -e PORT -e ELASTICSEARCH_URL -e LOG_LEVEL localhost/cityref/$svc:$TAG")
   done
-  scripts/python.sh -m conformance differential --es-url "$es_url" --out results/differential-images "${diff_args[@]}" \
+  scripts/python.sh -m conformance differential --es-url "$es_url" --out "$OUT/results/differential-images" "${diff_args[@]}" \
     || failed=1
   "$PODMAN" ps -aq --filter label=cityref.test=1 | xargs -r "$PODMAN" rm -f >/dev/null
-  scripts/python.sh scripts/image_probe.py --table $(for svc in $list; do echo "results/image-$svc.json"; done)
+  scripts/python.sh scripts/image_probe.py --table $(for svc in $list; do echo "$OUT/results/image-$svc.json"; done)
   return $failed
 }
 

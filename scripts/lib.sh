@@ -1,8 +1,9 @@
 # Shared shell helpers; source from scripts/*.sh. Paths are relative to the project root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="$ROOT/.cache"
-mkdir -p "$CACHE"
+CACHE="$ROOT/.cache"   # downloads, toolchains, the venv, Elasticsearch and its data
+OUT="$ROOT/out"        # every output: test results, image archives, runs, profiles, logs
+mkdir -p "$CACHE" "$OUT/logs"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

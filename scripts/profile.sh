@@ -9,14 +9,14 @@
 #   native ones    perf record -g (frame pointers; stripped binaries give addresses only).
 # Prints req/s, the service's CPU µs per request in the window (from /proc/<pid>/stat, profiler
 # overhead included) and the top frames by self and inclusive time.
-# Output: .cache/profiles/<service>/<timestamp>/ (collapsed stacks or perf.data, wrk output).
+# Output: out/profiles/<service>/<timestamp>/ (collapsed stacks or perf.data, wrk output).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 svc=${1:?usage: scripts/profile.sh SERVICE [SECONDS]}
 seconds=${2:-20}
 port=18190
 url="http://127.0.0.1:$port/city/v1/get?id=3&language=de"
-out="$CACHE/profiles/$svc/$(date -u +%Y%m%dT%H%M%SZ)"
+out="$OUT/profiles/$svc/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
 

@@ -5,10 +5,10 @@
 # to all of them at once), the benchmark harness's unit tests and smoke run (bench/),
 # then every image (`make images`, `make test-images`).
 # Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
-# in results/.
+# in out/results/.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-mkdir -p results
+mkdir -p "$OUT/results"
 declare -a NAMES=() TIMES=() STATUS=()
 failed=0
 stage() {
@@ -32,10 +32,10 @@ done
 stage "elasticsearch + fixture" scripts/es.sh up
 for svc in $services; do
   stage "conformance: $svc" scripts/python.sh -m conformance --service "$svc" \
-    --es-url "$(scripts/es.sh url)" --junit "results/conformance-$svc.xml"
+    --es-url "$(scripts/es.sh url)" --junit "$OUT/results/conformance-$svc.xml"
 done
 stage "differential: every service" scripts/python.sh -m conformance differential --service all \
-  --es-url "$(scripts/es.sh url)" --out results/differential
+  --es-url "$(scripts/es.sh url)" --out "$OUT/results/differential"
 stage "bench smoke run" scripts/bench.sh smoke
 stage "images: build" scripts/images.sh build
 stage "images: conformance, startup, memory" scripts/images.sh test

@@ -3,7 +3,7 @@
 # built and running in the background on its own port. `make down` stops everything.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-RUN="$CACHE/run"; mkdir -p "$RUN"
+RUN="$OUT/run"; mkdir -p "$RUN"
 scripts/es.sh up
 ES_URL=$(scripts/es.sh url)
 services=$(scripts/python.sh scripts/services.py list)
@@ -23,7 +23,7 @@ echo
 echo "Elasticsearch  $ES_URL   (fixture loaded)"
 for svc in $services; do
   port=$(scripts/python.sh scripts/services.py get "$svc" port)
-  printf '%-14s http://127.0.0.1:%s   log: .cache/run/%s.log\n' "$svc" "$port" "$svc"
+  printf '%-14s http://127.0.0.1:%s   log: out/run/%s.log\n' "$svc" "$port" "$svc"
 done
 first=$(echo "$services" | head -1)
 if [ -n "$first" ]; then

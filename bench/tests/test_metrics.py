@@ -1,6 +1,6 @@
 import pytest
 
-from bench.cgroup import Sample
+from cityref_tools.cgroup import Sample
 from bench.metrics import at_fixed, band, cumulative, overload, ratio, step_metrics, totals, wide
 
 

@@ -79,7 +79,8 @@ def test_es_pids_checks_the_pid_file_against_proc(tmp_path: Path) -> None:
 
 @pytest.fixture(autouse=True)
 def no_elasticsearch(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(upstream, "es_get", lambda es, path, body=None: {"cluster_name": "c", "status": "green"})
+    monkeypatch.setattr(upstream.elasticsearch, "get",
+                        lambda es, path, body=None, timeout=60: {"cluster_name": "c", "status": "green"})
 
 
 def test_es_upstream_pins_and_restores(monkeypatch: pytest.MonkeyPatch) -> None:

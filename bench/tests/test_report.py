@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import nginx, report, runner, warmup
-from bench.cgroup import Sample
+from cityref_tools.cgroup import Sample
 from bench.metrics import cumulative, step_metrics, totals
 
 

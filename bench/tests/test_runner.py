@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bench import cli, load, runner
-from bench.cgroup import Sample
+from cityref_tools.cgroup import Sample
 from bench.targets import Meter, Running, Target
 
 

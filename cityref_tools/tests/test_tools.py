@@ -1,13 +1,18 @@
-"""cityref_tools: descriptors, ports, process groups, /proc figures (real processes, no fakes)."""
+"""cityref_tools: descriptors, ports, process groups, /proc figures, readiness and Elasticsearch
+probes (real processes and a real HTTP server, no fakes)."""
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import socket
 import subprocess
+import threading
+import time
 
 import pytest
 
-from cityref_tools import descriptors, processes, procfs
+from cityref_tools import descriptors, elasticsearch, processes, procfs, readiness
 
 
 def test_every_descriptor_is_valid_and_named_after_its_directory():
@@ -44,3 +49,57 @@ def test_rss_of_a_live_and_a_gone_process():
     proc = subprocess.Popen(["true"])
     proc.wait()
     assert procfs.rss_kib(proc.pid) is None
+
+
+def test_cpu_time_of_a_busy_and_a_gone_process():
+    start = procfs.cpu_ns(os.getpid())
+    sum(i * i for i in range(2_000_000))
+    assert procfs.cpu_ns(os.getpid()) > start
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    assert procfs.cpu_ns(proc.pid) is None
+
+
+class _Answers(http.server.BaseHTTPRequestHandler):
+    """503 for a server's first request, then 200 (a service warming up); the body says
+    {"found": true} from the fourth request on (a document loaded meanwhile)."""
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        self.server.count += 1
+        body = json.dumps({"found": self.server.count > 3}).encode()
+        self.send_response(503 if self.server.count == 1 else 200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def warming_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    server.count = 0
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_readiness_waits_for_the_wanted_status(warming_server):
+    url = f"http://127.0.0.1:{warming_server.server_port}/health"
+    assert readiness.first_response(url, time.time() + 5, status=200) is not None
+    assert warming_server.count == 2
+
+
+def test_readiness_gives_up_when_the_process_is_gone():
+    url = f"http://127.0.0.1:{processes.free_port()}/health"
+    assert readiness.first_response(url, time.time() + 5, alive=lambda: False) is None
+
+
+def test_elasticsearch_problems(warming_server):
+    es = f"http://127.0.0.1:{warming_server.server_port}"
+    assert "503" in elasticsearch.problem(es)       # an error status is a problem
+    assert "city 7 is missing" in elasticsearch.problem(es, city_id=7)   # up, but {"found": false}
+    assert elasticsearch.problem(es, city_id=7) is None                 # up and found
+    assert elasticsearch.problem(f"http://127.0.0.1:{processes.free_port()}") is not None

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import cgroup
+from cityref_tools import cgroup
 
 
 def write(path: Path, text: str) -> None:
