@@ -8,6 +8,8 @@ after the headers is kept in ``extra`` so a check can complain about it.
 from __future__ import annotations
 
 import dataclasses
+import os
+import selectors
 import socket
 import time
 
@@ -224,6 +226,59 @@ def request(base: tuple[str, int], method: str, target: bytes | str, headers=Non
         raise HttpError(f"{e} (connection reset by the server)" if reset else str(e)) from None
     resp.elapsed = elapsed
     return resp
+
+
+def concurrent(base: tuple[str, int], method: str, target: bytes | str, n: int,
+               timeout: float) -> list[tuple[float, Response | None, str | None]]:
+    """``n`` requests at once, each on its own connection, from one thread (non-blocking sockets
+    and one selector, so no client thread waits for the interpreter): for each, the seconds from
+    sending it (once its connection is up) to its complete answer, and the Response or an error."""
+    host, port = base
+    data = build_request(method, target, f"{host}:{port}", None, None)
+    sel = selectors.DefaultSelector()
+    sent: dict[int, float] = {}
+    bufs: dict[int, bytearray] = {}
+    results: list[tuple[float, Response | None, str | None] | None] = [None] * n
+
+    def finish(i: int, sock: socket.socket, resp: Response | None, error: str | None) -> None:
+        sel.unregister(sock)
+        sock.close()
+        results[i] = (time.monotonic() - sent.get(i, time.monotonic()), resp, error)
+
+    for i in range(n):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.connect_ex((host, port))
+        sel.register(sock, selectors.EVENT_WRITE, i)
+        bufs[i] = bytearray()
+    deadline = time.monotonic() + timeout
+    while sel.get_map() and time.monotonic() < deadline:
+        for key, events in sel.select(timeout=0.05):
+            i, sock = key.data, key.fileobj
+            if events & selectors.EVENT_WRITE:
+                err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    finish(i, sock, None, f"connect failed: {os.strerror(err)}")
+                    continue
+                sock.sendall(data)   # a few dozen bytes: the socket buffer takes them at once
+                sent[i] = time.monotonic()
+                sel.modify(sock, selectors.EVENT_READ, i)
+                continue
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                chunk = b""
+            bufs[i] += chunk
+            if chunk and not framed_complete(bytes(bufs[i]), method):
+                continue
+            try:
+                finish(i, sock, parse_response(bytes(bufs[i]), method, eof=True), None)
+            except HttpError as e:
+                finish(i, sock, None, str(e))
+    for key in list(sel.get_map().values()):
+        finish(key.data, key.fileobj, None, f"no answer within {timeout}s")
+    sel.close()
+    return results  # type: ignore[return-value]
 
 
 def split_url(url: str) -> tuple[str, int]:

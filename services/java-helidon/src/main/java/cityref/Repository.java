@@ -9,8 +9,10 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -40,8 +42,8 @@ public final class Repository implements CityLookup, AutoCloseable {
     /** A region is cached for every language, so all its names are fetched (never geometry). */
     private static final List<String> REGION_FIELDS = List.of("name.cs", "name.de", "name.en", "name.pl", "name.sk");
     /**
-     * Pooled connections to Elasticsearch, the spec's bound on requests in flight (the low-level
-     * client's default is 10 per route); sized by measurement (README.md).
+     * Pooled connections to Elasticsearch and permits for requests in flight, the spec's bound (the
+     * low-level client's default is 10 connections per route); sized by measurement (README.md).
      */
     private static final int MAX_CONNECTIONS = 64;
 
@@ -49,6 +51,12 @@ public final class Repository implements CityLookup, AutoCloseable {
     private final ElasticsearchAsyncClient client;
     private final long timeoutMs;
     private final Map<Long, ObjectNode> regions = new ConcurrentHashMap<>();
+    /**
+     * A request waits here, inside its deadline, rather than in the client's connection pool: a
+     * lease request the pool holds survives the cancel at the deadline and is later sent on a new
+     * connection, so a burst beyond the bound would open a connection for every abandoned request.
+     */
+    private final Semaphore inFlight = new Semaphore(MAX_CONNECTIONS);
 
     public Repository(Config config) {
         int timeout = config.elasticsearchTimeoutMs();
@@ -115,7 +123,7 @@ public final class Repository implements CityLookup, AutoCloseable {
         String what = "GET /" + alias + "/_doc/" + id;
         GetResponse<ObjectNode> response;
         try {
-            response = await(client.get(g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields),
+            response = call(() -> client.get(g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields),
                     ObjectNode.class), what);
         } catch (AppError e) {
             throw e;
@@ -133,10 +141,32 @@ public final class Repository implements CityLookup, AutoCloseable {
         return response.source();
     }
 
-    /** The answer within the deadline; a 504 {@link AppError} without one (the request is cancelled). */
-    private <T> T await(CompletableFuture<T> future, String what) throws Exception {
+    /**
+     * The answer of {@code request}, sent once a permit is free, within one deadline for both the
+     * wait and the exchange (the spec); a 504 {@link AppError} without one.
+     */
+    private <T> T call(Supplier<CompletableFuture<T>> request, String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        if (!inFlight.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS)) {
+            JsonLog.log(LOG, Level.WARNING, "Elasticsearch timed out: " + what, "timeout_ms", timeoutMs);
+            throw AppError.timeout();
+        }
         try {
-            return future.get(timeoutMs, TimeUnit.MILLISECONDS);
+            return await(request.get(), deadline - System.nanoTime(), what);
+        } finally {
+            inFlight.release();
+        }
+    }
+
+    /** The startup check's answer within the timeout; a 504 {@link AppError} without one. */
+    private <T> T await(CompletableFuture<T> future, String what) throws Exception {
+        return await(future, TimeUnit.MILLISECONDS.toNanos(timeoutMs), what);
+    }
+
+    /** The answer within {@code nanos}; a 504 {@link AppError} without one (the request is cancelled). */
+    private <T> T await(CompletableFuture<T> future, long nanos, String what) throws Exception {
+        try {
+            return future.get(nanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             future.cancel(true);
             JsonLog.log(LOG, Level.WARNING, "Elasticsearch timed out: " + what, "timeout_ms", timeoutMs);

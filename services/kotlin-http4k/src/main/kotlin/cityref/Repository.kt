@@ -15,6 +15,7 @@ import java.util.Base64
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.ExecutionException
+import java.util.concurrent.Semaphore
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 
@@ -33,7 +34,7 @@ private const val REGION_ALIAS = "region"
 /** A region is cached for every language, so all its names are fetched (never `geometry`). */
 private val REGION_FIELDS = listOf("name.cs", "name.de", "name.en", "name.pl", "name.sk")
 
-/** Pooled connections to Elasticsearch, the spec's bound on requests in flight; sized by measurement (README.md). */
+/** Pooled connections to Elasticsearch and permits for requests in flight, the spec's bound; sized by measurement (README.md). */
 private const val MAX_CONNECTIONS = 64
 
 /**
@@ -46,6 +47,13 @@ class Repository(config: Config) : CityLookup, AutoCloseable {
     private val log = LoggerFactory.getLogger(Repository::class.java)
     private val timeoutMs = config.elasticsearchTimeoutMs
     private val regions = ConcurrentHashMap<Long, Source>()
+
+    /**
+     * A request waits here, inside its deadline, rather than in the client's connection pool: a
+     * lease request the pool holds survives the cancel at the deadline and is later sent on a new
+     * connection, so a burst beyond the bound would open a connection for every abandoned request.
+     */
+    private val inFlight = Semaphore(MAX_CONNECTIONS)
 
     private val restClient: RestClient = RestClient.builder(
         HttpHost(config.elasticsearchUrl.host, config.elasticsearchUrl.port.takeIf { it > 0 }
@@ -96,7 +104,7 @@ class Repository(config: Config) : CityLookup, AutoCloseable {
     private fun getSource(alias: String, id: Long, fields: List<String>): Source? {
         val request = GetRequest.of { it.index(alias).id(id.toString()).sourceIncludes(fields) }
         val response = try {
-            await(client.get(request, ObjectNode::class.java), "GET /$alias/_doc/$id")
+            call("GET /$alias/_doc/$id") { client.get(request, ObjectNode::class.java) }
         } catch (e: AppError) {
             throw e
         } catch (e: Exception) {
@@ -114,9 +122,30 @@ class Repository(config: Config) : CityLookup, AutoCloseable {
         }
     }
 
-    /** The answer within the deadline; [AppError.Timeout] without one (the request is cancelled). */
-    private fun <T> await(future: CompletableFuture<T>, what: String): T = try {
-        future.get(timeoutMs.toLong(), TimeUnit.MILLISECONDS)
+    /**
+     * The answer of [request], sent once a permit is free, within one deadline for both the wait
+     * and the exchange (the spec); [AppError.Timeout] without one.
+     */
+    private fun <T> call(what: String, request: () -> CompletableFuture<T>): T {
+        val deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs.toLong())
+        if (!inFlight.tryAcquire(timeoutMs.toLong(), TimeUnit.MILLISECONDS)) {
+            log.atWarn().addKeyValue("timeout_ms", timeoutMs).log("Elasticsearch timed out: {}", what)
+            throw AppError.Timeout
+        }
+        try {
+            return await(request(), what, deadline - System.nanoTime())
+        } finally {
+            inFlight.release()
+        }
+    }
+
+    /** The answer within [nanos]; [AppError.Timeout] without one (the request is cancelled). */
+    private fun <T> await(
+        future: CompletableFuture<T>,
+        what: String,
+        nanos: Long = TimeUnit.MILLISECONDS.toNanos(timeoutMs.toLong()),
+    ): T = try {
+        future.get(nanos, TimeUnit.NANOSECONDS)
     } catch (e: TimeoutException) {
         future.cancel(true)
         log.atWarn().addKeyValue("timeout_ms", timeoutMs).log("Elasticsearch timed out: {}", what)

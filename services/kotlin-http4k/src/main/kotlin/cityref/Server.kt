@@ -40,6 +40,15 @@ private const val MAX_HEADER_SECTION = 65536
 /** Listen backlog (pending connections the kernel keeps before Jetty accepts them). */
 private const val ACCEPT_QUEUE = 1024
 
+/**
+ * Requests running at once on virtual threads (Jetty's `VirtualThreadPool` default is 200). The
+ * spec lets 256 requests wait for Elasticsearch at once, each up to its timeout, so 200 would hold
+ * the 201st request back until one of them ends, past its own timeout (the suite's burst of 300
+ * lookups against a hanging Elasticsearch). Beyond 64 a request parks on the repository's permits,
+ * which costs little; the bound stays so that 2048 connections cannot run 2048 requests at once.
+ */
+private const val MAX_REQUESTS_RUNNING = 1024
+
 class CityrefJetty(
     private val port: Int,
     override val stopMode: StopMode,
@@ -49,13 +58,18 @@ class CityrefJetty(
     /**
      * Jetty 12's preferred shape for virtual threads (programming guide, "Virtual Threads"): a
      * [QueuedThreadPool] for Jetty's own work whose virtual-threads executor is a [VirtualThreadPool],
-     * which bounds the requests running at once (Jetty's default, 200). An unbounded
+     * which bounds the requests running at once ([MAX_REQUESTS_RUNNING]). An unbounded
      * virtual-thread-per-task executor let 2048 connections run 2048 requests at once, and the
      * service died of `OutOfMemoryError` under 1.5 CPUs / 512 MiB (issue 12).
      */
     val threadPool = QueuedThreadPool().apply {
         name = "jetty"
-        if (virtualThreads) virtualThreadsExecutor = VirtualThreadPool().apply { name = "jetty-vt" }
+        if (virtualThreads) {
+            virtualThreadsExecutor = VirtualThreadPool().apply {
+                name = "jetty-vt"
+                maxThreads = MAX_REQUESTS_RUNNING
+            }
+        }
     }
 
     /** Jetty's NIO selector threads (derived from the available processors). */

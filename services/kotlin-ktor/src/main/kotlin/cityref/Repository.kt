@@ -7,6 +7,8 @@ import co.elastic.clients.transport.rest_client.RestClientTransport
 import com.fasterxml.jackson.databind.node.ObjectNode
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.future.await
+import kotlinx.coroutines.sync.Semaphore
+import kotlinx.coroutines.sync.withPermit
 import kotlinx.coroutines.withTimeout
 import org.apache.http.HttpHost
 import org.apache.http.impl.nio.reactor.IOReactorConfig
@@ -29,7 +31,7 @@ interface CityLookup {
 private const val CITY_ALIAS = "city"
 private const val REGION_ALIAS = "region"
 
-/** Pooled connections to Elasticsearch, the spec's bound on requests in flight; sized by measurement (README.md). */
+/** Pooled connections to Elasticsearch and permits for requests in flight, the spec's bound; sized by measurement (README.md). */
 private const val MAX_CONNECTIONS = 64
 
 /** A region is cached for every language, so all its names are fetched (never `geometry`). */
@@ -44,6 +46,13 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
     private val log = LoggerFactory.getLogger(Repository::class.java)
     private val timeoutMs = config.elasticsearchTimeoutMs
     private val regions = ConcurrentHashMap<Long, Source>()
+
+    /**
+     * A request waits here, inside its deadline, rather than in the client's connection pool: a
+     * lease request the pool holds survives the cancel at the deadline and is later sent on a new
+     * connection, so a burst beyond the bound would open a connection for every abandoned request.
+     */
+    private val inFlight = Semaphore(MAX_CONNECTIONS)
 
     private val restClient: RestClient = RestClient.builder(
         HttpHost(config.elasticsearchUrl.host, effectivePort(config), config.elasticsearchUrl.scheme),
@@ -107,7 +116,7 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
     private suspend fun <T> call(what: String, request: () -> CompletableFuture<T>): T {
         var future: CompletableFuture<T>? = null
         return try {
-            withTimeout(timeoutMs) { request().also { future = it }.await() }
+            withTimeout(timeoutMs) { inFlight.withPermit { request().also { future = it }.await() } }
         } catch (e: TimeoutCancellationException) {
             future?.cancel(true)
             log.atWarn().addKeyValue("timeout_ms", timeoutMs).log("Elasticsearch timed out: {}", what)
