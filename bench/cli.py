@@ -1,4 +1,12 @@
-"""Command line: `python -m bench [options]` runs a benchmark; `python -m bench report RUN.json` redraws HTML."""
+"""Command line of the benchmark harness.
+
+  python -m bench [options]                  run a benchmark (options below)
+  python -m bench report RUN.json...         redraw a run's report.html
+  python -m bench check RUN.json             exit 1 if a run file is unusable (failed targets, missing figures)
+  python -m bench compare RUN_A RUN_B [--html PATH]
+                                             per target, how CPU per request, requests/s, memory and startup
+                                             moved from A to B; changes within the runs' own spread are noise
+"""
 from __future__ import annotations
 
 import argparse
@@ -9,10 +17,14 @@ from pathlib import Path
 
 from cityref_tools import descriptors
 
-from . import report, runner, targets
+from . import compare, report, runner, targets
 from .targets import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown, and the description's command list kept as written."""
 
 
 def services() -> list[dict]:
@@ -25,7 +37,7 @@ def ints(text: str) -> list[int]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=HelpFormatter)
     p.add_argument("--profile", choices=sorted(runner.PROFILES), default="quick")
     g = p.add_argument_group("targets")
     g.add_argument("--services", help="comma-separated services (default: every services/*/cityref.yaml)")
@@ -153,6 +165,21 @@ def main(argv: list[str] | None = None) -> int:
         problems = check(json.loads(Path(argv[1]).read_text()))
         print("\n".join(problems) or f"{argv[1]}: ok")
         return 1 if problems else 0
+    if argv[:1] == ["compare"]:
+        c = argparse.ArgumentParser(prog="python -m bench compare", description=compare.__doc__,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+        c.add_argument("run_a", help="the earlier run: its run.json or its directory")
+        c.add_argument("run_b", help="the later run")
+        c.add_argument("--html", type=Path, default=ROOT / "out" / "bench" / "compare.html",
+                       help="where the rendered comparison goes (default: out/bench/compare.html)")
+        ca = c.parse_args(argv[1:])
+        run_a, run_b = compare.load(ca.run_a), compare.load(ca.run_b)
+        rows = compare.compare(run_a, run_b)
+        print(compare.text(run_a, run_b, rows))
+        ca.html.parent.mkdir(parents=True, exist_ok=True)
+        ca.html.write_text(compare.html(run_a, run_b, rows))
+        print(f"\nrendered: {ca.html}")
+        return 0
     if argv[:1] == ["report"]:
         for f in argv[1:]:
             doc = json.loads(Path(f).read_text())
