@@ -1,11 +1,14 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help up down test spec lint generate readme-table images test-images es es-stop es-reset data-bench bench bench-full
+.PHONY: help doctor up down test spec lint generate readme-table images test-images es es-stop es-reset data-bench bench bench-full
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-up:  ## Elasticsearch + fixture + every implemented service, printing URLs and a sample request
+doctor:  ## check every requirement, with a one-line fix for each one missing (SERVICES=a,b: only theirs)
+	@scripts/doctor.sh
+
+up:  ## Elasticsearch + fixture + every implemented service (SERVICES=a,b: only those), printing URLs and a sample request
 	@scripts/up.sh
 
 down:  ## stop the services and Elasticsearch
@@ -17,10 +20,10 @@ bench:  ## the benchmark, quick profile: sets everything up, writes out/bench/la
 bench-full:  ## the benchmark, the original study's full profile (connections 2…2048, 3 interleaved repeats)
 	@scripts/bench.sh --profile full $(ARGS)
 
-test:  ## spec lint, unit tests of every service, full conformance of every service, bench tests + smoke run, images
+test:  ## spec lint, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke run, images
 	@scripts/test.sh
 
-images:  ## build every service's container image (podman, no daemon); OCI archives in images/
+images:  ## build every service's container image (podman, no daemon); OCI archives in out/images/
 	@scripts/images.sh build
 
 test-images:  ## run every image under --cpus 1.5 --memory 512m: startup, idle memory, full conformance

@@ -2,7 +2,8 @@
 # `make bench` / `make bench-full`: set up everything a benchmark needs, then run the harness (bench/).
 #   scripts/bench.sh [HARNESS OPTIONS]   setup, then `python -m bench HARNESS OPTIONS` (see --help)
 #   scripts/bench.sh setup [OPTIONS]     setup only
-#   scripts/bench.sh smoke               the harness's own smoke run for `make test`: rust-actix bare,
+#   scripts/bench.sh smoke               the harness's own smoke run for `make test`: rust-actix bare (with
+#                                        SERVICES set and without it: the first of those),
 #                                        a 3-second stable warm-up, two 2-second steps, fixture city,
 #                                        then `python -m bench check`
 # Setup (idempotent): wrk and nginx (apt-get), vegeta (Go proxy, into .cache/bin), Elasticsearch with
@@ -82,10 +83,13 @@ case "${1:-}" in
   smoke)
     apt_tools
     scripts/es.sh up
-    make -C services/rust-actix --no-print-directory build >"$OUT/logs/bench-build-rust-actix.log" 2>&1 \
-      || { tail -30 "$OUT/logs/bench-build-rust-actix.log" >&2; die "building rust-actix failed"; }
+    # rust-actix, or with SERVICES set and without it, the first of those
+    svcs=$(scripts/python.sh scripts/services.py list) || exit 1
+    svc=$(echo "$svcs" | grep -x rust-actix || echo "$svcs" | head -1)
+    make -C "services/$svc" --no-print-directory build >"$OUT/logs/bench-build-$svc.log" 2>&1 \
+      || { tail -30 "$OUT/logs/bench-build-$svc.log" >&2; die "building $svc failed"; }
     out="$OUT/bench/smoke"
-    scripts/python.sh -m bench --profile smoke --services rust-actix --no-images --no-floor --no-ceiling \
+    scripts/python.sh -m bench --profile smoke --services "$svc" --no-images --no-floor --no-ceiling \
       --no-open-loop --city-id 3 --out "$out"
     scripts/python.sh -m bench check "$out/latest/run.json" ;;
   *) setup "$@"; scripts/python.sh -m bench "$@" ;;

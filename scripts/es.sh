@@ -7,8 +7,10 @@
 #   scripts/es.sh reset    stop and delete all data (the next `up` starts fresh)
 #   scripts/es.sh status   print cluster health
 #
-# Everything lives under .cache/es (ignored). The node runs as the system user `cityref-es`
-# (Elasticsearch refuses root), security off, 512 MB heap, HTTP on $ES_PORT (default 9250).
+# Everything lives under .cache/es (ignored). Elasticsearch refuses to run as root: run as root,
+# the script creates the system user `cityref-es` and runs the node as that user; run as anyone
+# else, the node runs as you (no root needed). Security off, 512 MB heap, HTTP on $ES_PORT
+# (default 9250).
 source "$(dirname "$0")/lib.sh"
 
 ES_VERSION=8.19.21
@@ -30,7 +32,6 @@ install_es() {
     log "unpacking Elasticsearch $ES_VERSION"
     rm -rf "$ES_HOME" && unzip -q "$ES_DIR/elasticsearch-$ES_VERSION.zip" -d "$ES_DIR"
   fi
-  id "$ES_USER" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$ES_USER"
   mkdir -p "$ES_DIR/data" "$ES_DIR/logs" "$ES_DIR/tmp"
   rm -rf "$ES_CONF" && cp -r "$ES_HOME/config" "$ES_CONF"
   cat > "$ES_CONF/elasticsearch.yml" <<EOF
@@ -46,7 +47,15 @@ action.destructive_requires_name: false
 path.data: $ES_DIR/data
 path.logs: $ES_DIR/logs
 EOF
-  chown -R "$ES_USER" "$ES_HOME" "$ES_CONF" "$ES_DIR/data" "$ES_DIR/logs" "$ES_DIR/tmp"
+  if [ "$(id -u)" = 0 ]; then
+    id "$ES_USER" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$ES_USER"
+    chown -R "$ES_USER" "$ES_HOME" "$ES_CONF" "$ES_DIR/data" "$ES_DIR/logs" "$ES_DIR/tmp"
+  fi
+}
+
+# The node's user: cityref-es under root (which Elasticsearch refuses), else whoever runs this.
+as_es() {
+  if [ "$(id -u)" = 0 ]; then runuser -u "$ES_USER" -- "$@"; else "$@"; fi
 }
 
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
@@ -68,7 +77,7 @@ start() {
   install_es
   log "starting Elasticsearch $ES_VERSION on $ES_URL (heap $ES_HEAP)"
   local t0=$SECONDS
-  runuser -u "$ES_USER" -- env ES_JAVA_HOME="$(java_home)" ES_PATH_CONF="$ES_CONF" \
+  as_es env ES_JAVA_HOME="$(java_home)" ES_PATH_CONF="$ES_CONF" \
     ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" ES_TMPDIR="$ES_DIR/tmp" \
     "$ES_HOME/bin/elasticsearch" -d -p "$PIDFILE" < /dev/null > "$ES_DIR/logs/startup.out" 2>&1 || { tail -20 "$ES_DIR/logs/startup.out" >&2; die "Elasticsearch failed to start"; }
   wait_green 120

@@ -19,8 +19,9 @@ DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 BASE_IMAGE=localhost/cityref/base-glibc:bookworm
 JDK_IMAGE=localhost/cityref/temurin:25-jdk
 
-services() {
+services() {  # the arguments, else $SERVICES (make … SERVICES=a,b), else every Dockerfile
   if [ $# -gt 0 ]; then echo "$@"; return; fi
+  if [ -n "${SERVICES:-}" ]; then echo "${SERVICES//,/ }"; return; fi
   for f in Dockerfiles/*.Dockerfile; do basename "$f" .Dockerfile; done
 }
 

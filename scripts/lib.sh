@@ -8,12 +8,10 @@ mkdir -p "$CACHE" "$OUT/logs"
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# Temurin 25 for every JVM build and tool (Debian's JDK 17 is on PATH, too old for http4k 6 / Helidon 4).
+# A JDK 25+ for every JVM build and tool (JAVA_HOME first, then the system's JVM directories; Debian
+# 12's own JDK 17 is too old for http4k 6 and Helidon 4): scripts/java-home.sh.
 java_home() {
-  local jh
-  jh=$(ls -d /usr/lib/jvm/*temurin*25* 2>/dev/null | sort -V | tail -1 || true)
-  [ -n "$jh" ] && [ -x "$jh/bin/javac" ] || die "Temurin 25 JDK missing in /usr/lib/jvm"
-  echo "$jh"
+  "$ROOT/scripts/java-home.sh" || die "no JDK 25 or newer (see above)"
 }
 
 # fetch URL DEST SHA256 — download once, verify the checksum every time.

@@ -1,6 +1,7 @@
 """Lists the implementations in services/*/cityref.yaml and reads their descriptors.
 
-    services.py list              names, one per line, alphabetical (the directory names)
+    services.py list              names, one per line, alphabetical (the directory names); with
+                                  SERVICES set (`make up SERVICES=rust-actix,go-kit`), only those
     services.py get NAME KEY      one key (a list is printed shell-quoted)
     services.py start NAME PORT ES_URL LOG PIDFILE
                                   start it in the background (own session, no inherited fds)
@@ -23,13 +24,23 @@ def start(name: str, port: str, es_url: str, log: str, pidfile: str) -> None:
     pathlib.Path(pidfile).write_text(f"{proc.pid}\n")
 
 
+def chosen() -> list[str]:
+    """Every implementation, or those named in $SERVICES (comma- or space-separated)."""
+    names = [d["name"] for d in descriptors.all_services()]
+    wanted = os.environ.get("SERVICES", "").replace(",", " ").split()
+    unknown = [w for w in wanted if w not in names]
+    if unknown:
+        sys.exit(f"SERVICES names no implementation: {', '.join(unknown)} (there are: {', '.join(names)})")
+    return [n for n in names if n in wanted] if wanted else names
+
+
 def descriptor(name: str) -> dict:
     return next(d for d in descriptors.all_services() if d["name"] == name)
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "list":
-        print("\n".join(d["name"] for d in descriptors.all_services()))
+        print("\n".join(chosen()))
     elif sys.argv[1] == "get":
         value = descriptor(sys.argv[2])[sys.argv[3]]
         print(shlex.join(map(str, value)) if isinstance(value, list) else value)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# `make up`: Elasticsearch with the fixture, then every implementation (services/*/cityref.yaml)
-# built and running in the background on its own port. `make down` stops everything.
+# `make up`: Elasticsearch with the fixture, then every implementation (services/*/cityref.yaml), or
+# those in SERVICES (`make up SERVICES=rust-actix`: only that toolchain needed), built and running
+# in the background on its own port. `make down` stops everything.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 RUN="$OUT/run"; mkdir -p "$RUN"
 scripts/es.sh up
 ES_URL=$(scripts/es.sh url)
-services=$(scripts/python.sh scripts/services.py list)
+services=$(scripts/python.sh scripts/services.py list) || exit 1
 for svc in $services; do
   port=$(scripts/python.sh scripts/services.py get "$svc" port)
   if [ -f "$RUN/$svc.pid" ] && kill -0 "$(cat "$RUN/$svc.pid")" 2>/dev/null; then

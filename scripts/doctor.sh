@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# `make doctor`: checks every requirement of `make up`, `make test`, `make images` and `make bench`,
+# and prints a one-line fix for each one missing. With SERVICES=a,b it checks only the toolchains
+# those services need. Exits 1 when something `make test` needs is missing; wrk, nginx and root,
+# which only the benchmark needs (scripts/bench.sh installs the first two when run as root), are
+# reported as optional.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+missing=0
+
+ok()   { printf '  ok       %-28s %s\n' "$1" "$2"; }
+bad()  { printf '  MISSING  %-28s fix: %s\n' "$1" "$2"; missing=1; }
+opt()  { printf '  optional %-28s fix: %s\n' "$1" "$2"; }
+
+# have NAME FIX [optional]: the command is on PATH
+have() {
+  local name=$1 fix=$2 kind=${3:-}
+  if command -v "$name" >/dev/null 2>&1; then
+    ok "$name" "$(command -v "$name")"
+  elif [ "$kind" = optional ]; then opt "$name" "$fix"
+  else bad "$name" "$fix"
+  fi
+}
+
+# at_least NAME HAVE WANT FIX: a dotted version HAVE is at least WANT
+at_least() {
+  if [ "$(printf '%s\n%s\n' "$3" "$2" | sort -V | head -1)" = "$3" ]; then ok "$1" "$2"; else bad "$1 >= $3" "$4 (found $2)"; fi
+}
+
+echo "core (make test, make up):"
+have make "apt-get install make"
+have curl "apt-get install curl"
+have unzip "apt-get install unzip"
+have git "apt-get install git"
+if command -v python3 >/dev/null; then
+  at_least python3 "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" 3.9 "install Python 3.9+ (Debian: apt-get install python3 python3-venv)"
+  python3 -c 'import venv, ensurepip' 2>/dev/null && ok "python3 venv" "" || bad "python3 venv" "apt-get install python3-venv"
+else
+  bad python3 "install Python 3.9+ (Debian: apt-get install python3 python3-venv)"
+fi
+if command -v node >/dev/null; then
+  at_least node "$(node --version | tr -d v)" 20 "install Node 20+ (the spec linter, tools/lint)"
+  have npm "install npm with Node 20+"
+else
+  bad node "install Node 20+ (the spec linter, tools/lint)"
+fi
+if jh=$(scripts/java-home.sh 2>/dev/null); then
+  ok "JDK 25+" "$jh"
+else
+  bad "JDK 25+" "set JAVA_HOME to a JDK 25+ (the OpenAPI generator and the JVM services; e.g. Temurin 25)"
+fi
+
+services=$(scripts/python.sh scripts/services.py list) || exit 1
+echo "services ($(echo $services | tr ' ' ,)):"
+need_rust=0 need_go=0 need_jvm=0
+for svc in $services; do
+  case "$(scripts/python.sh scripts/services.py get "$svc" language)" in
+    Rust*) need_rust=1 ;;
+    Go*) need_go=1 ;;
+    Java*|Kotlin*) need_jvm=1 ;;
+  esac
+done
+if [ $need_rust = 1 ]; then
+  have cargo "install Rust 1.95+ (rustup.rs: rustup toolchain install 1.95)"
+  cargo clippy --version >/dev/null 2>&1 && ok "cargo clippy" "$(cargo clippy --version)" || bad "cargo clippy" "rustup component add clippy"
+fi
+if [ $need_go = 1 ]; then
+  if command -v go >/dev/null; then
+    at_least go "$(go env GOVERSION | tr -d go)" 1.26 "install Go 1.26+ (go.dev/dl)"
+  else
+    bad go "install Go 1.26+ (go.dev/dl)"
+  fi
+fi
+if [ $need_jvm = 1 ]; then
+  if command -v mvn >/dev/null; then
+    at_least mvn "$(mvn -B -v 2>/dev/null | sed -n 's/.*Apache Maven \([0-9.]*\).*/\1/p' | head -1)" 3.8 "install Maven 3.8+ (apt-get install maven)"
+  else
+    bad mvn "install Maven 3.8+ (apt-get install maven)"
+  fi
+fi
+
+echo "images (make images, make test-images, and the last stages of make test):"
+for tool in podman buildah runc mmdebstrap; do
+  have "$tool" "apt-get install podman buildah runc uidmap fuse-overlayfs mmdebstrap"
+done
+echo "benchmark (make bench; make test's smoke run):"
+have wrk "apt-get install wrk (scripts/bench.sh installs it as root)" optional
+have nginx "apt-get install nginx-light (scripts/bench.sh installs it as root)" optional
+if [ "$(id -u)" = 0 ]; then
+  ok "root" "the benchmark creates cgroups for its limits"
+else
+  opt "root" "run make bench as root: it creates cgroups (v1 or v2) for the 1.5-CPU / 512 MiB limits"
+fi
+
+echo
+if [ $missing = 0 ]; then echo "everything make test needs is here"; else echo "fix the MISSING lines above, then run make doctor again"; fi
+exit $missing
