@@ -1,12 +1,13 @@
 """Command line of the benchmark harness.
 
-  python -m bench [options]                  run a benchmark (options below)
-  python -m bench report RUN.json...         redraw a run's report.html
-  python -m bench check RUN.json             exit 1 if a run file is unusable (failed targets, missing figures)
-  python -m bench compare RUN_A RUN_B [--html PATH]
-                                             per target, how CPU per request, requests/s, memory and startup
-                                             moved from A to B; changes within the runs' own spread are noise
+python -m bench [options]                  run a benchmark (options below)
+python -m bench report RUN.json...         redraw a run's report.html
+python -m bench check RUN.json             exit 1 if a run file is unusable (failed targets, missing figures)
+python -m bench compare RUN_A RUN_B [--html PATH]
+                                           per target, how CPU per request, requests/s, memory and startup
+                                           moved from A to B; changes within the runs' own spread are noise
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,7 @@ def ints(text: str) -> list[int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                formatter_class=HelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--profile", choices=sorted(runner.PROFILES), default="quick")
     g = p.add_argument_group("targets")
     g.add_argument("--services", help="comma-separated services (default: every services/*/cityref.yaml)")
@@ -46,35 +46,60 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--image-tag", default="dev", help="tag of localhost/cityref/<service> images")
     g.add_argument("--no-floor", action="store_true", help="skip the nginx proxy floor")
     g.add_argument("--no-ceiling", action="store_true", help="skip load straight at the upstream")
-    g.add_argument("--image", action="append", default=[], metavar="IMAGE",
-                   help="also benchmark this image (started like the services' images)")
-    g.add_argument("--url", action="append", default=[], metavar="URL",
-                   help="also benchmark an already running service at this base URL (no CPU/memory figures)")
+    g.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="IMAGE",
+        help="also benchmark this image (started like the services' images)",
+    )
+    g.add_argument(
+        "--url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="also benchmark an already running service at this base URL (no CPU/memory figures)",
+    )
     g = p.add_argument_group("upstream and requests")
     g.add_argument("--upstream", choices=["elasticsearch", "static"], default="elasticsearch")
     g.add_argument("--es-url", default="http://127.0.0.1:9250")
-    g.add_argument("--mode", choices=["fixed", "random"], default="fixed",
-                   help="one fixed city (the original) or random ids of the bench dataset")
+    g.add_argument(
+        "--mode",
+        choices=["fixed", "random"],
+        default="fixed",
+        help="one fixed city (the original) or random ids of the bench dataset",
+    )
     g.add_argument("--city-id", type=int, default=1_000_000, help="the fixed city")
     g.add_argument("--random-ids", type=int, default=10_000, help="how many distinct ids random mode draws")
     g.add_argument("--dataset-cities", type=int, default=100_000, help="cities in the loaded bench dataset")
     g = p.add_argument_group("method (profile overrides)")
     g.add_argument("--repeats", type=int)
-    g.add_argument("--warmup", type=str, help="connections of the fixed warm-up steps (targets without CPU "
-                                               "figures, or --stable-connections 0), e.g. 1,1,1,1,1")
+    g.add_argument(
+        "--warmup",
+        type=str,
+        help="connections of the fixed warm-up steps (targets without CPU "
+        "figures, or --stable-connections 0), e.g. 1,1,1,1,1",
+    )
     g.add_argument("--warmup-seconds", type=float, help="seconds of each fixed warm-up step")
-    g.add_argument("--stable-connections", type=int,
-                   help="warm up in windows at this many connections until the CPU per request is stable "
-                        "(0: the fixed warm-up for every target)")
+    g.add_argument(
+        "--stable-connections",
+        type=int,
+        help="warm up in windows at this many connections until the CPU per request is stable "
+        "(0: the fixed warm-up for every target)",
+    )
     g.add_argument("--stable-window", type=float, help="seconds of each warm-up window")
     g.add_argument("--stable-cap", type=float, help="at most this many seconds of warm-up windows")
-    g.add_argument("--stable-tolerance", type=float,
-                   help="consecutive windows whose CPU per request lies within this relative spread = stable "
-                        "(0.03 = 3 %%)")
-    g.add_argument("--stable-windows", type=int,
-                   help="how many consecutive windows must agree (default 3; smoke 2)")
-    g.add_argument("--fixed-connections", type=int,
-                   help="the connection count every target is also compared at (one of the measured steps)")
+    g.add_argument(
+        "--stable-tolerance",
+        type=float,
+        help="consecutive windows whose CPU per request lies within this relative spread = stable (0.03 = 3 %%)",
+    )
+    g.add_argument("--stable-windows", type=int, help="how many consecutive windows must agree (default 3; smoke 2)")
+    g.add_argument(
+        "--fixed-connections",
+        type=int,
+        help="the connection count every target is also compared at (one of the measured steps)",
+    )
     g.add_argument("--connections", type=str, help="measured steps, e.g. 2,4,8,16")
     g.add_argument("--step-seconds", type=float)
     g.add_argument("--rates", type=str, help="open-loop rates (req/s), e.g. 500,2000")
@@ -104,39 +129,67 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
     if not a.no_bare:
         out += [targets.bare(s["name"], [str(x) for x in s["command"]]) for s in chosen]
     if not a.no_images:
-        out += [targets.image(f"{s['name']} (image)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"])
-                for s in chosen]
+        out += [
+            targets.image(f"{s['name']} (image)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"])
+            for s in chosen
+        ]
     out += [targets.image(ref, ref) for ref in a.image]
     out += [targets.external(u) for u in a.url]
     if not a.no_floor:
         out.append(targets.floor(upstream_label))
     if not a.no_ceiling:
         from .upstream import es_meter
+
         out.append(targets.ceiling(upstream_label, a.es_url, es_meter()))
     return out
 
 
 def config(a: argparse.Namespace) -> runner.Config:
     prof = runner.PROFILES[a.profile]
-    overrides = {k: v for k, v in {
-        "repeats": a.repeats, "warmup": ints(a.warmup) if a.warmup is not None else None,
-        "warmup_s": a.warmup_seconds, "connections": ints(a.connections) if a.connections else None,
-        "step_s": a.step_seconds, "open_rates": ints(a.rates) if a.rates is not None else None,
-        "open_s": a.open_seconds, "pause_s": a.pause_seconds, "stable_connections": a.stable_connections,
-        "stable_window_s": a.stable_window, "stable_cap_s": a.stable_cap, "stable_tolerance": a.stable_tolerance,
-        "stable_agreeing": a.stable_windows,
-        "fixed_connections": a.fixed_connections}.items() if v is not None}
+    overrides = {
+        k: v
+        for k, v in {
+            "repeats": a.repeats,
+            "warmup": ints(a.warmup) if a.warmup is not None else None,
+            "warmup_s": a.warmup_seconds,
+            "connections": ints(a.connections) if a.connections else None,
+            "step_s": a.step_seconds,
+            "open_rates": ints(a.rates) if a.rates is not None else None,
+            "open_s": a.open_seconds,
+            "pause_s": a.pause_seconds,
+            "stable_connections": a.stable_connections,
+            "stable_window_s": a.stable_window,
+            "stable_cap_s": a.stable_cap,
+            "stable_tolerance": a.stable_tolerance,
+            "stable_agreeing": a.stable_windows,
+            "fixed_connections": a.fixed_connections,
+        }.items()
+        if v is not None
+    }
     prof = replace(prof, **overrides)
     problem = profile_problem(prof)
     if problem:
         raise SystemExit(problem)
     label = "static upstream" if a.upstream == "static" else "Elasticsearch"
     return runner.Config(
-        profile=prof, targets=build_targets(a, label), upstream=a.upstream, es_url=a.es_url, mode=a.mode,
-        city_id=a.city_id, random_ids=a.random_ids, dataset_cities=a.dataset_cities,
-        limits=Limits(a.cpus, a.memory_mib * 2**20), pin=not a.no_pin, log_level=a.log_level,
-        price_per_vcpu_hour=a.price, open_loop=not a.no_open_loop and bool(prof.open_rates), verify=not a.no_verify,
-        vegeta=a.vegeta, out=a.out, timeout_s=a.timeout)
+        profile=prof,
+        targets=build_targets(a, label),
+        upstream=a.upstream,
+        es_url=a.es_url,
+        mode=a.mode,
+        city_id=a.city_id,
+        random_ids=a.random_ids,
+        dataset_cities=a.dataset_cities,
+        limits=Limits(a.cpus, a.memory_mib * 2**20),
+        pin=not a.no_pin,
+        log_level=a.log_level,
+        price_per_vcpu_hour=a.price,
+        open_loop=not a.no_open_loop and bool(prof.open_rates),
+        verify=not a.no_verify,
+        vegeta=a.vegeta,
+        out=a.out,
+        timeout_s=a.timeout,
+    )
 
 
 def profile_problem(p: runner.Profile) -> str | None:
@@ -144,8 +197,10 @@ def profile_problem(p: runner.Profile) -> str | None:
     if not p.connections:
         return "no measured connection counts (--connections)"
     if p.fixed_connections not in p.connections:
-        return (f"--fixed-connections {p.fixed_connections} is not one of the measured steps "
-                f"{','.join(map(str, p.connections))}")
+        return (
+            f"--fixed-connections {p.fixed_connections} is not one of the measured steps "
+            f"{','.join(map(str, p.connections))}"
+        )
     if p.stable_connections < 0:
         return "--stable-connections must be 0 (off) or more"
     if p.stable_connections:
@@ -154,8 +209,10 @@ def profile_problem(p: runner.Profile) -> str | None:
         if p.stable_agreeing < 2:
             return "--stable-windows must be 2 or more"
         if p.stable_cap_s < p.stable_agreeing * p.stable_window_s:
-            return (f"--stable-cap {p.stable_cap_s:g} s leaves no room for the {p.stable_agreeing} windows of "
-                    f"{p.stable_window_s:g} s the stability rule compares")
+            return (
+                f"--stable-cap {p.stable_cap_s:g} s leaves no room for the {p.stable_agreeing} windows of "
+                f"{p.stable_window_s:g} s the stability rule compares"
+            )
     return None
 
 
@@ -166,12 +223,19 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(problems) or f"{argv[1]}: ok")
         return 1 if problems else 0
     if argv[:1] == ["compare"]:
-        c = argparse.ArgumentParser(prog="python -m bench compare", description=compare.__doc__,
-                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+        c = argparse.ArgumentParser(
+            prog="python -m bench compare",
+            description=compare.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         c.add_argument("run_a", help="the earlier run: its run.json or its directory")
         c.add_argument("run_b", help="the later run")
-        c.add_argument("--html", type=Path, default=ROOT / "out" / "bench" / "compare.html",
-                       help="where the rendered comparison goes (default: out/bench/compare.html)")
+        c.add_argument(
+            "--html",
+            type=Path,
+            default=ROOT / "out" / "bench" / "compare.html",
+            help="where the rendered comparison goes (default: out/bench/compare.html)",
+        )
         ca = c.parse_args(argv[1:])
         run_a, run_b = compare.load(ca.run_a), compare.load(ca.run_b)
         rows = compare.compare(run_a, run_b)
@@ -245,8 +309,9 @@ def _check_v2(doc: dict, r: dict, measured: bool) -> list[str]:
     top = max(doc["profile"]["connections"], default=None)
     if over.get("connections") != top:
         problems.append(f"no overload figures at {top} connections")
-    elif over.get("error_ratio") is None or (measured and (over.get("memory_peak_bytes") is None
-                                                           or over.get("oom_kills") is None)):
+    elif over.get("error_ratio") is None or (
+        measured and (over.get("memory_peak_bytes") is None or over.get("oom_kills") is None)
+    ):
         problems.append(f"incomplete overload figures at {top} connections")
     return problems
 
@@ -254,10 +319,14 @@ def _check_v2(doc: dict, r: dict, measured: bool) -> list[str]:
 def text_summary(doc: dict) -> str:
     n = doc["profile"].get("fixed_connections", report.FIXED_CONNECTIONS)
     at = f"@{n}"
-    lines = [f"{'target':34} {'µs/req' + at:>10} {'×floor' + at:>9} {'peak req/s':>10} {'req/CPU-s':>10} "
-             f"{'× floor':>8} {'startup':>9} {'warm-up':>9} {'mem HWM':>10} {'errors':>8}  status"]
+    lines = [
+        f"{'target':34} {'µs/req' + at:>10} {'×floor' + at:>9} {'peak req/s':>10} {'req/CPU-s':>10} "
+        f"{'× floor':>8} {'startup':>9} {'warm-up':>9} {'mem HWM':>10} {'errors':>8}  status"
+    ]
+
     def med(b: dict | None) -> float | None:
         return b["median"] if b else None
+
     for r in doc["summary"]:
         fixed = r.get("at_fixed") or {}
         st, err, w = med(r["startup_s"]), med(r["error_ratio"]), r.get("warmup")
@@ -272,7 +341,10 @@ def text_summary(doc: dict) -> str:
             f"{report.fmt_num(med(r['requests_per_cpu_s'])):>10} {report.fmt_num(r['ratio_to_floor'], 2):>8} "
             f"{'–' if st is None else f'{st * 1000:.0f} ms':>9} {warm:>9} "
             f"{report.fmt_bytes(med(r['memory_peak_bytes_last_step'])):>10} {err_text:>8}  "
-            + ("ok" if r["ok"] == r["runs"] else "; ".join(r["failures"])[:120]))
-    lines.append(f"µs/req{at}, ×floor{at}: CPU per request and requests per CPU-second relative to the floor at {n} "
-                 f"connections; ⚠: repeats differ by more than {report.SPREAD_LIMIT:.0%}; warm-up !: hit the cap")
+            + ("ok" if r["ok"] == r["runs"] else "; ".join(r["failures"])[:120])
+        )
+    lines.append(
+        f"µs/req{at}, ×floor{at}: CPU per request and requests per CPU-second relative to the floor at {n} "
+        f"connections; ⚠: repeats differ by more than {report.SPREAD_LIMIT:.0%}; warm-up !: hit the cap"
+    )
     return "\n".join(lines)

@@ -5,6 +5,7 @@ A figure's spread is the width of its band over a run's repeats, relative to its
 (bench.metrics.band). A change counts only when it is larger than the wider of the two spreads; with
 a single repeat on either side the spread is unknown, and the change is marked as such.
 """
+
 from __future__ import annotations
 
 import json
@@ -114,14 +115,18 @@ def html(run_a: dict, run_b: dict, rows: list[dict]) -> str:
         for key, _label, unit, _where, _lower in FIGURES:
             f = row["figures"][key]
             color = colors.get(f["verdict"], "inherit")
-            cells.append(f"<td>{report.esc(_value(f['a'], unit))} → {report.esc(_value(f['b'], unit))}<br>"
-                         f"<span style=\"color:{color}\">{report.esc(_change(f))}</span></td>")
+            cells.append(
+                f"<td>{report.esc(_value(f['a'], unit))} → {report.esc(_value(f['b'], unit))}<br>"
+                f'<span style="color:{color}">{report.esc(_change(f))}</span></td>'
+            )
         body.append(f"<tr><th>{report.esc(row['target'])}</th>{''.join(cells)}</tr>")
-    return ("<!doctype html><meta charset=utf-8><title>cityref benchmark comparison</title>"
-            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #d0d7de;padding:.4em .6em;text-align:right;vertical-align:top}"
-            "tr>th:first-child{text-align:left}</style>"
-            f"<h1>Benchmark comparison</h1><p>A: {report.esc(run_a['_path'])}<br>B: {report.esc(run_b['_path'])}</p>"
-            "<p>Medians over each run's repeats, A → B. A change no larger than the wider of the two runs' "
-            "spreads (max − min over median) is noise.</p>"
-            f"<table><tr><th>target</th>{head}</tr>{''.join(body)}</table>")
+    return (
+        "<!doctype html><meta charset=utf-8><title>cityref benchmark comparison</title>"
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #d0d7de;padding:.4em .6em;text-align:right;vertical-align:top}"
+        "tr>th:first-child{text-align:left}</style>"
+        f"<h1>Benchmark comparison</h1><p>A: {report.esc(run_a['_path'])}<br>B: {report.esc(run_b['_path'])}</p>"
+        "<p>Medians over each run's repeats, A → B. A change no larger than the wider of the two runs' "
+        "spreads (max − min over median) is noise.</p>"
+        f"<table><tr><th>target</th>{head}</tr>{''.join(body)}</table>"
+    )

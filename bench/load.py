@@ -2,6 +2,7 @@
 
 Both return a `Step`-ready dict with the same keys, so metrics and the report treat them alike.
 """
+
 from __future__ import annotations
 
 import csv
@@ -19,11 +20,25 @@ LUA = HERE / "wrk.lua"
 WRK_MAX_THREADS = 4
 
 
-def wrk_command(url: str, connections: int, seconds: float, timeout_s: int = 15,
-                max_threads: int = WRK_MAX_THREADS, cpus: str | None = None) -> list[str]:
+def wrk_command(
+    url: str,
+    connections: int,
+    seconds: float,
+    timeout_s: int = 15,
+    max_threads: int = WRK_MAX_THREADS,
+    cpus: str | None = None,
+) -> list[str]:
     threads = max(1, min(connections, max_threads))
-    argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", f"--timeout={timeout_s}s",
-            "-s", str(LUA), url]
+    argv = [
+        "wrk",
+        f"-t{threads}",
+        f"-c{connections}",
+        f"-d{seconds:g}s",
+        f"--timeout={timeout_s}s",
+        "-s",
+        str(LUA),
+        url,
+    ]
     return (["taskset", "-c", cpus] if cpus else []) + argv
 
 
@@ -57,11 +72,13 @@ def normalise_wrk(raw: dict) -> dict:
     }
 
 
-def run_wrk(url: str, connections: int, seconds: float, env: dict[str, str], cpus: str | None,
-            timeout_s: int = 15) -> dict:
+def run_wrk(
+    url: str, connections: int, seconds: float, env: dict[str, str], cpus: str | None, timeout_s: int = 15
+) -> dict:
     argv = wrk_command(url, connections, seconds, timeout_s=timeout_s, cpus=cpus)
-    proc = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, **env),
-                          timeout=seconds + timeout_s + 30)
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, env=dict(os.environ, **env), timeout=seconds + timeout_s + 30
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"wrk exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
     return parse_wrk(proc.stdout)
@@ -76,7 +93,8 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 def parse_vegeta_csv(text: str, duration_s: float) -> dict:
-    """`vegeta encode --to csv`: timestamp,code,latency_ns,bytes_out,bytes_in,error,body,attack,seq,method,url,headers."""
+    """`vegeta encode --to csv`: timestamp, code, latency_ns, bytes_out, bytes_in, error, body, attack,
+    seq, method, url, headers."""
     lat: list[float] = []
     ok = status_err = socket_err = bytes_in = 0
     for row in csv.reader(io.StringIO(text)):
@@ -100,14 +118,20 @@ def parse_vegeta_csv(text: str, duration_s: float) -> dict:
         "socket_errors": socket_err,
         "errors_detail": {},
         "bytes": bytes_in,
-        "latency_ms": {"p50": percentile(lat, 50), "p90": percentile(lat, 90), "p99": percentile(lat, 99),
-                       "p99_9": percentile(lat, 99.9), "mean": sum(lat) / len(lat) if lat else 0.0,
-                       "max": lat[-1] if lat else 0.0},
+        "latency_ms": {
+            "p50": percentile(lat, 50),
+            "p90": percentile(lat, 90),
+            "p99": percentile(lat, 99),
+            "p99_9": percentile(lat, 99.9),
+            "mean": sum(lat) / len(lat) if lat else 0.0,
+            "max": lat[-1] if lat else 0.0,
+        },
     }
 
 
-def run_vegeta(vegeta: str, urls: list[str], rate: int, seconds: float, cpus: str | None, workdir: Path,
-               timeout_s: int = 15) -> dict:
+def run_vegeta(
+    vegeta: str, urls: list[str], rate: int, seconds: float, cpus: str | None, workdir: Path, timeout_s: int = 15
+) -> dict:
     """Open loop: `rate` requests per second whatever the answers, latency per request from its send."""
     targets = workdir / "vegeta-targets.txt"
     targets.write_text("".join(f"GET {u}\n" for u in urls))
@@ -115,9 +139,21 @@ def run_vegeta(vegeta: str, urls: list[str], rate: int, seconds: float, cpus: st
     pin = ["taskset", "-c", cpus] if cpus else []
     t0 = time.monotonic()
     with results.open("wb") as out:
-        subprocess.run(pin + [vegeta, "attack", f"-rate={rate}/s", f"-duration={seconds:g}s",
-                              f"-timeout={timeout_s}s", f"-targets={targets}", "-keepalive=true"],
-                       stdout=out, check=True, timeout=seconds + timeout_s + 30)
+        subprocess.run(
+            pin
+            + [
+                vegeta,
+                "attack",
+                f"-rate={rate}/s",
+                f"-duration={seconds:g}s",
+                f"-timeout={timeout_s}s",
+                f"-targets={targets}",
+                "-keepalive=true",
+            ],
+            stdout=out,
+            check=True,
+            timeout=seconds + timeout_s + 30,
+        )
     # The attack ends once the last request is answered or timed out: a target that falls behind
     # makes the step longer than its schedule, and its CPU and req/s are per actual second.
     wall = time.monotonic() - t0

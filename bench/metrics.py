@@ -1,4 +1,5 @@
 """Arithmetic of the report: per-step figures from a load result and two cgroup samples, run totals."""
+
 from __future__ import annotations
 
 import statistics
@@ -29,18 +30,30 @@ def step_metrics(load: dict, before: Sample | None, after: Sample | None) -> dic
             oom_kills=after.oom_kills - before.oom_kills,
         )
     else:
-        out.update(cpu_s=None, cpu_utilisation=None, cpu_ms_per_request=None, memory_bytes=None,
-                   memory_peak_bytes=None, memory_per_rps_kib=None, throttled_s=None, nr_throttled=None,
-                   oom_kills=None)
+        out.update(
+            cpu_s=None,
+            cpu_utilisation=None,
+            cpu_ms_per_request=None,
+            memory_bytes=None,
+            memory_peak_bytes=None,
+            memory_per_rps_kib=None,
+            throttled_s=None,
+            nr_throttled=None,
+            oom_kills=None,
+        )
     return out
 
 
-FIXED_CONNECTIONS = 64      # the connection count every target is compared at, besides its peak
-SPREAD_LIMIT = 0.05         # (max - min) / median of the repeats above this marks a figure as unsteady
+FIXED_CONNECTIONS = 64  # the connection count every target is compared at, besides its peak
+SPREAD_LIMIT = 0.05  # (max - min) / median of the repeats above this marks a figure as unsteady
 
 
-def totals(steps: list[dict], cpu_startup_s: float | None, price_per_vcpu_hour: float,
-           fixed_connections: int = FIXED_CONNECTIONS) -> dict:
+def totals(
+    steps: list[dict],
+    cpu_startup_s: float | None,
+    price_per_vcpu_hour: float,
+    fixed_connections: int = FIXED_CONNECTIONS,
+) -> dict:
     """Whole-run figures. CPU counts startup, warm-up and every step (not the verify gate);
     requests are the successful ones of warm-up and steps. `at_fixed`: the closed-loop step at
     `fixed_connections`; `overload`: the step at the largest connection count."""
@@ -63,7 +76,8 @@ def totals(steps: list[dict], cpu_startup_s: float | None, price_per_vcpu_hour: 
         "peak_rps": peak["rps"] if peak else None,
         "peak_connections": peak["connections"] if peak else None,
         "cpu_us_per_request_at_peak": peak["cpu_ms_per_request"] * 1000
-        if peak and peak["cpu_ms_per_request"] is not None else None,
+        if peak and peak["cpu_ms_per_request"] is not None
+        else None,
         "memory_peak_bytes_last_step": last["memory_peak_bytes"] if last else None,
         "memory_peak_bytes_max": max((s["memory_peak_bytes"] for s in steps if s["memory_peak_bytes"]), default=None),
         "oom_kills": sum(s["oom_kills"] or 0 for s in steps),
@@ -132,8 +146,13 @@ def band(values: list[float | None]) -> dict | None:
     if not vs:
         return None
     med = statistics.median(vs)
-    return {"median": med, "min": min(vs), "max": max(vs), "n": len(vs),
-            "spread": (max(vs) - min(vs)) / abs(med) if med else None}
+    return {
+        "median": med,
+        "min": min(vs),
+        "max": max(vs),
+        "n": len(vs),
+        "spread": (max(vs) - min(vs)) / abs(med) if med else None,
+    }
 
 
 def wide(b: dict | None, limit: float = SPREAD_LIMIT) -> bool:

@@ -1,4 +1,5 @@
 """nginx configurations: the floor (a reverse proxy doing the services' hop) and the static upstream."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,9 +50,10 @@ def floor_conf(directory: Path, port: int, upstream: str, workers: int) -> str:
 
 
 def static_conf(directory: Path, port: int, docs: Path, workers: int) -> str:
-    """Files under docs/plain (docs/compat a symlink to it). Elasticsearch's answers from files: /_cluster/health, /city|region/_doc/<id> (query strings
-    ignored), the X-elastic-product header, and the media type the client asked for (ES 8 echoes
-    `compatible-with=8` to clients that send it); a missing document is ES's plain 404."""
+    """Files under docs/plain (docs/compat a symlink to it). Elasticsearch's answers from files:
+    /_cluster/health, /city|region/_doc/<id> (query strings ignored), the X-elastic-product header,
+    and the media type the client asked for (ES 8 echoes `compatible-with=8` to clients that send
+    it); a missing document is ES's plain 404."""
     body = f"""  map $http_accept $es_compat {{ default 0; "~compatible-with=8" 1; }}
   server {{
     listen 127.0.0.1:{port} backlog=4096;

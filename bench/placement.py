@@ -1,5 +1,6 @@
 """CPU placement: which CPUs the load generator, the target and the upstream run on, and pinning a
 process the harness did not start (the shared Elasticsearch) for the run, then putting it back."""
+
 from __future__ import annotations
 
 import os
@@ -15,13 +16,21 @@ def plan(ncpu: int, pin: bool) -> dict:
     if not pin or ncpu < 2:
         return {"target": None, "load": None, "upstream": None, "note": "unpinned (one CPU or --no-pin)"}
     if ncpu == 2:
-        return {"target": "1", "load": "0", "upstream": "0",
-                "note": "2 CPUs: load generator and upstream on CPU 0, target on CPU 1 (so at most 1 CPU "
-                        "despite the 1.5 quota)"}
+        return {
+            "target": "1",
+            "load": "0",
+            "upstream": "0",
+            "note": "2 CPUs: load generator and upstream on CPU 0, target on CPU 1 (so at most 1 CPU "
+            "despite the 1.5 quota)",
+        }
     if ncpu == 3:
         return {"target": "1", "load": "0", "upstream": "2", "note": "3 CPUs: load 0, target 1, upstream 2"}
-    return {"target": "1,2", "load": "0", "upstream": ",".join(str(c) for c in range(3, ncpu)),
-            "note": f"{ncpu} CPUs: load 0, target 1-2, upstream 3-{ncpu - 1}"}
+    return {
+        "target": "1,2",
+        "load": "0",
+        "upstream": ",".join(str(c) for c in range(3, ncpu)),
+        "note": f"{ncpu} CPUs: load 0, target 1-2, upstream 3-{ncpu - 1}",
+    }
 
 
 def cpu_list(cpus: set[int]) -> str:
@@ -40,8 +49,13 @@ class Pinned:
     """Processes moved, every thread (`taskset -a`), onto `cpus` until restore(), which gives each
     its previous affinity back. Processes that vanished meanwhile are skipped."""
 
-    def __init__(self, pids: list[int], cpus: str, run: Runner = subprocess.run,
-                 affinity: Callable[[int], set[int]] = os.sched_getaffinity):
+    def __init__(
+        self,
+        pids: list[int],
+        cpus: str,
+        run: Runner = subprocess.run,
+        affinity: Callable[[int], set[int]] = os.sched_getaffinity,
+    ):
         self.cpus = cpus
         self.run = run
         self.previous: dict[int, str] = {}
@@ -65,9 +79,13 @@ class Pinned:
     def restore(self) -> None:
         if self.restored is not None:
             return
-        self.restored = all([self._taskset(pid, cpus) for pid, cpus in self.previous.items()])
+        self.restored = all(self._taskset(pid, cpus) for pid, cpus in self.previous.items())
 
     def record(self) -> dict:
-        return {"cpus": self.cpus, "pids": sorted(self.previous),
-                "previous": {str(p): c for p, c in self.previous.items()}, "restored": self.restored,
-                "errors": self.errors}
+        return {
+            "cpus": self.cpus,
+            "pids": sorted(self.previous),
+            "previous": {str(p): c for p, c in self.previous.items()},
+            "restored": self.restored,
+            "errors": self.errors,
+        }

@@ -1,22 +1,44 @@
 """The run's summary (also stored in the JSON) and the self-contained HTML report with inline SVG charts."""
+
 from __future__ import annotations
 
 import html as _html
 import math
 from collections import OrderedDict
-from typing import Callable, Iterable
+from collections.abc import Iterable
+from typing import Callable
 
 from .metrics import FIXED_CONNECTIONS, SPREAD_LIMIT, at_fixed, band, overload, ratio, wide
 
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39"]
-SUMMARY_KEYS = ["peak_rps", "cpu_us_per_request_at_peak", "requests_per_cpu_s", "cost_per_billion_usd",
-                "memory_peak_bytes_last_step", "error_ratio"]
+PALETTE = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#7f7f7f",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+]
+SUMMARY_KEYS = [
+    "peak_rps",
+    "cpu_us_per_request_at_peak",
+    "requests_per_cpu_s",
+    "cost_per_billion_usd",
+    "memory_peak_bytes_last_step",
+    "error_ratio",
+]
 FIXED_KEYS = ["rps", "cpu_us_per_request", "requests_per_cpu_s", "p99_ms", "error_ratio"]
 OVERLOAD_KEYS = ["rps", "error_ratio", "socket_errors", "p99_ms", "memory_peak_bytes", "oom_kills"]
 
 
-def _by_target(doc: dict) -> "OrderedDict[str, list[dict]]":
+def _by_target(doc: dict) -> OrderedDict[str, list[dict]]:
     groups: OrderedDict[str, list[dict]] = OrderedDict()
     for t in doc.get("targets", []):
         groups[t["name"]] = []
@@ -55,9 +77,13 @@ def _warmup(ok: list[dict]) -> dict | None:
     recs = [r["warmup"] for r in ok if r.get("warmup")]
     if not recs:
         return None
-    return {"modes": sorted({w["mode"] for w in recs}), "seconds": band([w["seconds"] for w in recs]),
-            "converged": sum(1 for w in recs if w.get("converged")),
-            "capped": sum(1 for w in recs if w.get("capped")), "n": len(recs)}
+    return {
+        "modes": sorted({w["mode"] for w in recs}),
+        "seconds": band([w["seconds"] for w in recs]),
+        "converged": sum(1 for w in recs if w.get("converged")),
+        "capped": sum(1 for w in recs if w.get("capped")),
+        "n": len(recs),
+    }
 
 
 def _scaled(b: dict | None, ref: float | None) -> dict | None:
@@ -90,8 +116,13 @@ def summary(doc: dict) -> list[dict]:
     n_fixed, n_over = fixed_connections(doc), overload_connections(doc)
     for name, runs in _by_target(doc).items():
         ok = [r for r in runs if r["status"] == "ok" and r.get("totals")]
-        row: dict = {"target": name, "kind": runs[0]["kind"] if runs else None, "runs": len(runs), "ok": len(ok),
-                     "failures": [r["reason"] for r in runs if r["status"] != "ok"]}
+        row: dict = {
+            "target": name,
+            "kind": runs[0]["kind"] if runs else None,
+            "runs": len(runs),
+            "ok": len(ok),
+            "failures": [r["reason"] for r in runs if r["status"] != "ok"],
+        }
         for key in SUMMARY_KEYS:
             row[key] = band([r["totals"][key] for r in ok])
         row["startup_s"] = band([r["startup_s"] for r in ok])
@@ -107,6 +138,7 @@ def summary(doc: dict) -> list[dict]:
 
 
 # ---------------------------------------------------------------- formatting
+
 
 def esc(s: object) -> str:
     return _html.escape(str(s))
@@ -158,8 +190,10 @@ W, H, ML, MR, MT, MB = 620, 300, 64, 16, 34, 42
 
 
 def _frame(title: str, body: str, legend: str = "") -> str:
-    return (f'<figure><svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{esc(title)}">'
-            f'<text x="{W / 2}" y="18" class="t">{esc(title)}</text>{body}</svg>{legend}</figure>')
+    return (
+        f'<figure><svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{esc(title)}">'
+        f'<text x="{W / 2}" y="18" class="t">{esc(title)}</text>{body}</svg>{legend}</figure>'
+    )
 
 
 def _legend(series: list[dict]) -> str:
@@ -181,31 +215,40 @@ def line_chart(title: str, xlabels: list[str], series: list[dict], ylabel: str, 
 
         def y(v: float) -> float:
             return MT + ph - (math.log10(max(v, lo_v)) - math.log10(lo_v)) / (math.log10(hi_v) - math.log10(lo_v)) * ph
+
         ticks = [lo_v * 10**i for i in range(int(round(math.log10(hi_v / lo_v))) + 1)]
     else:
         top = nice_max(max(vals))
 
         def y(v: float) -> float:
             return MT + ph - v / top * ph
+
         ticks = [top * i / 4 for i in range(5)]
     n = len(xlabels)
 
     def x(i: int) -> float:
         return ML + (pw * (i + 0.5) / n)
+
     out = [f'<line x1="{ML}" y1="{MT + ph}" x2="{ML + pw}" y2="{MT + ph}" class="ax"/>']
     for t in ticks:
-        out.append(f'<line x1="{ML}" y1="{y(t):.1f}" x2="{ML + pw}" y2="{y(t):.1f}" class="grid"/>'
-                   f'<text x="{ML - 6}" y="{y(t) + 4:.1f}" class="yl">{short(t)}</text>')
+        out.append(
+            f'<line x1="{ML}" y1="{y(t):.1f}" x2="{ML + pw}" y2="{y(t):.1f}" class="grid"/>'
+            f'<text x="{ML - 6}" y="{y(t) + 4:.1f}" class="yl">{short(t)}</text>'
+        )
     for i, lab in enumerate(xlabels):
         out.append(f'<text x="{x(i):.1f}" y="{MT + ph + 16}" class="xl">{esc(lab)}</text>')
-    out.append(f'<text x="14" y="{MT + ph / 2}" class="yt" transform="rotate(-90 14 {MT + ph / 2})">{esc(ylabel)}</text>')
+    out.append(
+        f'<text x="14" y="{MT + ph / 2}" class="yt" transform="rotate(-90 14 {MT + ph / 2})">{esc(ylabel)}</text>'
+    )
     for s in series:
         if s.get("lo") and s.get("hi"):
             pts = [(x(i), y(h)) for i, h in enumerate(s["hi"]) if h is not None]
             pts += [(x(i), y(lv)) for i, lv in reversed(list(enumerate(s["lo"]))) if lv is not None]
             if pts:
-                out.append(f'<polygon points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in pts)}" '
-                           f'fill="{s["color"]}" opacity="0.15"/>')
+                out.append(
+                    f'<polygon points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in pts)}" '
+                    f'fill="{s["color"]}" opacity="0.15"/>'
+                )
         segs, cur = [], []
         for i, v in enumerate(s["values"]):
             if v is None or (log and v <= 0):
@@ -226,8 +269,13 @@ def line_chart(title: str, xlabels: list[str], series: list[dict], ylabel: str, 
     return _frame(title, "".join(out), _legend(series))
 
 
-def bar_chart(title: str, items: list[tuple[str, float | None, str]], unit: str,
-              fmt: Callable[[float], str] = lambda v: f"{v:.3g}", ref: float | None = None) -> str:
+def bar_chart(
+    title: str,
+    items: list[tuple[str, float | None, str]],
+    unit: str,
+    fmt: Callable[[float], str] = lambda v: f"{v:.3g}",
+    ref: float | None = None,
+) -> str:
     """Horizontal bars: (label, value, color); ref draws a vertical line (e.g. the floor's 1.0)."""
     items = [(lab, v, c) for lab, v, c in items]
     h = MT + 22 * len(items) + 30
@@ -242,14 +290,18 @@ def bar_chart(title: str, items: list[tuple[str, float | None, str]], unit: str,
             out.append(f'<text x="{label_w + 4}" y="{yy + 14}" class="bl">n/a</text>')
             continue
         bw = max(1.0, v / top * pw)
-        out.append(f'<rect x="{label_w}" y="{yy + 3}" width="{bw:.1f}" height="15" fill="{c}"/>'
-                   f'<text x="{label_w + bw + 4:.1f}" y="{yy + 15}" class="bl">{esc(fmt(v))}</text>')
+        out.append(
+            f'<rect x="{label_w}" y="{yy + 3}" width="{bw:.1f}" height="15" fill="{c}"/>'
+            f'<text x="{label_w + bw + 4:.1f}" y="{yy + 15}" class="bl">{esc(fmt(v))}</text>'
+        )
     if ref is not None:
         xr = label_w + ref / top * pw
         out.append(f'<line x1="{xr:.1f}" y1="{MT - 4}" x2="{xr:.1f}" y2="{h - 26}" class="ref"/>')
     out.append(f'<text x="{label_w + pw / 2}" y="{h - 8}" class="xl">{esc(unit)}</text>')
-    return (f'<figure><svg viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" aria-label="{esc(title)}">'
-            f'<text x="{W / 2}" y="18" class="t">{esc(title)}</text>{"".join(out)}</svg></figure>')
+    return (
+        f'<figure><svg viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" aria-label="{esc(title)}">'
+        f'<text x="{W / 2}" y="18" class="t">{esc(title)}</text>{"".join(out)}</svg></figure>'
+    )
 
 
 def xy_chart(title: str, series: list[dict], xlabel: str, ylabel: str) -> str:
@@ -265,26 +317,39 @@ def xy_chart(title: str, series: list[dict], xlabel: str, ylabel: str) -> str:
 
     def y(v: float) -> float:
         return MT + ph - v / ymax * ph
+
     out = [f'<line x1="{ML}" y1="{MT + ph}" x2="{ML + pw}" y2="{MT + ph}" class="ax"/>']
     for i in range(5):
         tv, ty = xmax * i / 4, ymax * i / 4
-        out.append(f'<line x1="{ML}" y1="{y(ty):.1f}" x2="{ML + pw}" y2="{y(ty):.1f}" class="grid"/>'
-                   f'<text x="{ML - 6}" y="{y(ty) + 4:.1f}" class="yl">{short(ty)}</text>'
-                   f'<text x="{x(tv):.1f}" y="{MT + ph + 16}" class="xl">{short(tv)}</text>')
+        out.append(
+            f'<line x1="{ML}" y1="{y(ty):.1f}" x2="{ML + pw}" y2="{y(ty):.1f}" class="grid"/>'
+            f'<text x="{ML - 6}" y="{y(ty) + 4:.1f}" class="yl">{short(ty)}</text>'
+            f'<text x="{x(tv):.1f}" y="{MT + ph + 16}" class="xl">{short(tv)}</text>'
+        )
     for s in series:
         if s["points"]:
             dash = ' stroke-dasharray="6 3"' if s.get("dash") else ""
-            out.append(f'<polyline points="{" ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in s["points"])}" '
-                       f'fill="none" stroke="{s["color"]}" stroke-width="2"{dash}/>')
-    out.append(f'<text x="{ML + pw / 2}" y="{H - 6}" class="xl">{esc(xlabel)}</text>'
-               f'<text x="14" y="{MT + ph / 2}" class="yt" transform="rotate(-90 14 {MT + ph / 2})">{esc(ylabel)}</text>')
+            out.append(
+                f'<polyline points="{" ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in s["points"])}" '
+                f'fill="none" stroke="{s["color"]}" stroke-width="2"{dash}/>'
+            )
+    out.append(
+        f'<text x="{ML + pw / 2}" y="{H - 6}" class="xl">{esc(xlabel)}</text>'
+        f'<text x="14" y="{MT + ph / 2}" class="yt" transform="rotate(-90 14 {MT + ph / 2})">{esc(ylabel)}</text>'
+    )
     return _frame(title, "".join(out), _legend(series))
 
 
 # ---------------------------------------------------------------- page
 
-def _step_series(groups: "OrderedDict[str, list[dict]]", colors: dict, conns: list[int],
-                 get: Callable[[dict], float | None], skip: tuple[str, ...] = ()) -> list[dict]:
+
+def _step_series(
+    groups: OrderedDict[str, list[dict]],
+    colors: dict,
+    conns: list[int],
+    get: Callable[[dict], float | None],
+    skip: tuple[str, ...] = (),
+) -> list[dict]:
     series = []
     for name, runs in groups.items():
         ok = [r for r in runs if r["status"] == "ok"]
@@ -310,11 +375,13 @@ def _step_series(groups: "OrderedDict[str, list[dict]]", colors: dict, conns: li
 CSS = """
 body{font:14px/1.4 system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:24px;color:#222;max-width:1340px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}td{white-space:nowrap}
+table{border-collapse:collapse;font-size:13px}
+td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}td{white-space:nowrap}
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.band{color:#888;font-size:11px}
 th.group{text-align:center;border-left:2px solid #fff}
 .kv td{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0;border:1px solid #eee;padding:4px}
-svg text{font-family:inherit}.t{font-size:13px;font-weight:600;text-anchor:middle}.xl{font-size:10px;text-anchor:middle;fill:#555}
+svg text{font-family:inherit}.t{font-size:13px;font-weight:600;text-anchor:middle}
+.xl{font-size:10px;text-anchor:middle;fill:#555}
 .yl{font-size:10px;text-anchor:end;fill:#555}.yt{font-size:10px;text-anchor:middle;fill:#555}.bl{font-size:10px;fill:#333}
 .ax{stroke:#888}.grid{stroke:#eee}.ref{stroke:#000;stroke-dasharray:4 3}
 .legend{font-size:11px;max-width:630px}.legend span{margin-right:10px;white-space:nowrap}
@@ -354,9 +421,11 @@ def _summary_row(r: dict, color: str) -> str:
     mark, cls = "", ""
     if r["efficiency_spread_wide"]:
         cls = ' class="wide-band"'
-        mark = (f' <span class=warn title="CPU per request at {f["connections"]} connections varies by '
-                f'{r["efficiency_spread"]:.1%} over the repeats (more than {SPREAD_LIMIT:.0%})">⚠</span>')
-    status = "ok" if r["ok"] == r["runs"] else f'<span class=fail>{esc("; ".join(r["failures"]))}</span>'
+        mark = (
+            f' <span class=warn title="CPU per request at {f["connections"]} connections varies by '
+            f'{r["efficiency_spread"]:.1%} over the repeats (more than {SPREAD_LIMIT:.0%})">⚠</span>'
+        )
+    status = "ok" if r["ok"] == r["runs"] else f"<span class=fail>{esc('; '.join(r['failures']))}</span>"
     cells = [
         fmt_band(f["rps"], fmt_num),
         fmt_band(f["cpu_us_per_request"], lambda v: fmt_num(v, 1)) + mark,
@@ -374,35 +443,42 @@ def _summary_row(r: dict, color: str) -> str:
         fmt_band(r["error_ratio"], _pct),
         status,
     ]
-    return (f"<tr{cls}><td>{_swatch(color)}{esc(r['target'])}{mark}</td>"
-            + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (
+        f"<tr{cls}><td>{_swatch(color)}{esc(r['target'])}{mark}</td>"
+        + "".join(f"<td>{c}</td>" for c in cells)
+        + "</tr>"
+    )
 
 
 def _summary_section(doc: dict, rows: list[dict], colors: dict) -> str:
     n = fixed_connections(doc)
-    head = (f'<tr><th></th><th class=group colspan=5>at {n} connections (steady state)</th>'
-            '<th class=group colspan=2>at peak</th><th class=group colspan=3>whole run (startup + warm-up)</th>'
-            '<th colspan=5></th></tr>'
-            "<tr><th>target</th><th>req/s</th><th>CPU µs / request</th><th>requests / CPU-second</th><th>× floor</th>"
-            "<th>p99 ms</th><th>req/s</th><th>CPU µs / request</th><th>requests / CPU-second</th><th>× floor</th>"
-            "<th>$ / billion requests</th><th>startup</th><th>warm-up</th><th>memory high-water (last step)</th>"
-            "<th>error ratio</th><th>status</th></tr>")
+    head = (
+        f"<tr><th></th><th class=group colspan=5>at {n} connections (steady state)</th>"
+        "<th class=group colspan=2>at peak</th><th class=group colspan=3>whole run (startup + warm-up)</th>"
+        "<th colspan=5></th></tr>"
+        "<tr><th>target</th><th>req/s</th><th>CPU µs / request</th><th>requests / CPU-second</th><th>× floor</th>"
+        "<th>p99 ms</th><th>req/s</th><th>CPU µs / request</th><th>requests / CPU-second</th><th>× floor</th>"
+        "<th>$ / billion requests</th><th>startup</th><th>warm-up</th><th>memory high-water (last step)</th>"
+        "<th>error ratio</th><th>status</th></tr>"
+    )
     body = "".join(_summary_row(r, colors[r["target"]]) for r in rows)
-    return (f"<h2>Summary</h2><table>{head}{body}</table>"
-            f"<p class=note>Median over {doc['profile']['repeats']} interleaved repeat(s), min–max in grey; "
-            f"<b>⚠</b> marks a target whose CPU per request at {n} connections varies by more than "
-            f"{SPREAD_LIMIT:.0%} ((max − min) / median) between repeats: its rank is not settled. "
-            f"The figures at {n} connections are one closed-loop step after the warm-up: the efficiency to rank by "
-            "(with the static upstream, where the service rather than Elasticsearch is the bottleneck). "
-            "Peak = the step with the most successful requests per second. Requests per CPU-second and cost over "
-            "the whole run count startup, warm-up and every step (the verify gate excluded); cost at "
-            f"${doc['options']['price_per_vcpu_hour_usd']} per vCPU-hour. × floor = requests per CPU-second "
-            "relative to the nginx proxy doing the same hop. Warm-up: seconds of windows until two consecutive "
-            "ones agreed on CPU per request (⚑ cap: they never did); (fixed) = fixed warm-up steps, for targets "
-            "without CPU figures. Memory is the cgroup's charge (v1 memory.max_usage_in_bytes / v2 memory.peak): "
-            "it includes the page cache the target reads (jars, AOT cache), which the kernel reclaims at the limit; "
-            "OOM kills are counted per step. The ceiling's figures are the upstream process's own (/proc), not a "
-            "cgroup's.</p>")
+    return (
+        f"<h2>Summary</h2><table>{head}{body}</table>"
+        f"<p class=note>Median over {doc['profile']['repeats']} interleaved repeat(s), min–max in grey; "
+        f"<b>⚠</b> marks a target whose CPU per request at {n} connections varies by more than "
+        f"{SPREAD_LIMIT:.0%} ((max − min) / median) between repeats: its rank is not settled. "
+        f"The figures at {n} connections are one closed-loop step after the warm-up: the efficiency to rank by "
+        "(with the static upstream, where the service rather than Elasticsearch is the bottleneck). "
+        "Peak = the step with the most successful requests per second. Requests per CPU-second and cost over "
+        "the whole run count startup, warm-up and every step (the verify gate excluded); cost at "
+        f"${doc['options']['price_per_vcpu_hour_usd']} per vCPU-hour. × floor = requests per CPU-second "
+        "relative to the nginx proxy doing the same hop. Warm-up: seconds of windows until two consecutive "
+        "ones agreed on CPU per request (⚑ cap: they never did); (fixed) = fixed warm-up steps, for targets "
+        "without CPU figures. Memory is the cgroup's charge (v1 memory.max_usage_in_bytes / v2 memory.peak): "
+        "it includes the page cache the target reads (jars, AOT cache), which the kernel reclaims at the limit; "
+        "OOM kills are counted per step. The ceiling's figures are the upstream process's own (/proc), not a "
+        "cgroup's.</p>"
+    )
 
 
 def _overload_section(doc: dict, rows: list[dict], colors: dict) -> str:
@@ -414,19 +490,24 @@ def _overload_section(doc: dict, rows: list[dict], colors: dict) -> str:
         oom_cell = fmt_band(oom, lambda v: "–" if v is None else f"{v:.0f}")
         if oom and oom["max"]:
             oom_cell = f"<span class=bad>{oom_cell}</span>"
-        body.append(f"<tr><td>{_swatch(colors[r['target']])}{esc(r['target'])}</td>"
-                    f"<td>{fmt_band(o['rps'], fmt_num)}</td><td>{fmt_band(o['error_ratio'], _pct)}</td>"
-                    f"<td>{fmt_band(o['socket_errors'], fmt_num)}</td><td>{fmt_band(o['p99_ms'], _ms)}</td>"
-                    f"<td>{fmt_band(o['memory_peak_bytes'], fmt_bytes)}</td><td>{oom_cell}</td></tr>")
-    return (f"<h2>Overload ({n} connections)</h2><table><tr><th>target</th><th>successful req/s</th>"
-            "<th>error ratio</th><th>socket errors</th><th>p99 ms</th><th>memory high-water</th><th>OOM kills</th></tr>"
-            + "".join(body) + "</table>"
-            f"<p class=note>The closed-loop step at the largest connection count ({n}): whether a target keeps "
-            "answering, how its tail latency and memory grow, and whether the memory limit killed it. Memory "
-            "high-water is the cgroup's during that step (reset before it where the kernel allows).</p>")
+        body.append(
+            f"<tr><td>{_swatch(colors[r['target']])}{esc(r['target'])}</td>"
+            f"<td>{fmt_band(o['rps'], fmt_num)}</td><td>{fmt_band(o['error_ratio'], _pct)}</td>"
+            f"<td>{fmt_band(o['socket_errors'], fmt_num)}</td><td>{fmt_band(o['p99_ms'], _ms)}</td>"
+            f"<td>{fmt_band(o['memory_peak_bytes'], fmt_bytes)}</td><td>{oom_cell}</td></tr>"
+        )
+    return (
+        f"<h2>Overload ({n} connections)</h2><table><tr><th>target</th><th>successful req/s</th>"
+        "<th>error ratio</th><th>socket errors</th><th>p99 ms</th><th>memory high-water</th><th>OOM kills</th></tr>"
+        + "".join(body)
+        + "</table>"
+        f"<p class=note>The closed-loop step at the largest connection count ({n}): whether a target keeps "
+        "answering, how its tail latency and memory grow, and whether the memory limit killed it. Memory "
+        "high-water is the cgroup's during that step (reset before it where the kernel allows).</p>"
+    )
 
 
-def _warmup_section(groups: "OrderedDict[str, list[dict]]") -> str:
+def _warmup_section(groups: OrderedDict[str, list[dict]]) -> str:
     rows = []
     for name, runs in groups.items():
         for r in runs:
@@ -435,48 +516,80 @@ def _warmup_section(groups: "OrderedDict[str, list[dict]]") -> str:
                 continue
             values = ", ".join("–" if v is None else f"{v:.1f}" for v in w["window_cpu_us_per_request"])
             if w["mode"] == "stable":
-                rule = (f"{w['connections']} connections, {w['window_s']:g} s windows, ±{w['tolerance']:.0%}, "
-                        f"cap {w['cap_s']:g} s")
-                result = "stable" if w["converged"] else '<span class=capped>⚑ hit the cap</span>'
+                rule = (
+                    f"{w['connections']} connections, {w['window_s']:g} s windows, ±{w['tolerance']:.0%}, "
+                    f"cap {w['cap_s']:g} s"
+                )
+                result = "stable" if w["converged"] else "<span class=capped>⚑ hit the cap</span>"
             else:
                 rule = "fixed steps at " + ", ".join(map(str, w["connections"])) + " connections"
                 result = esc(w.get("why", "fixed"))
-            rows.append(f"<tr><td>{esc(name)}</td><td>{r['repeat'] + 1}</td><td>{esc(rule)}</td>"
-                        f"<td>{w['seconds']:.0f} s</td><td>{values}</td><td>{result}</td></tr>")
+            rows.append(
+                f"<tr><td>{esc(name)}</td><td>{r['repeat'] + 1}</td><td>{esc(rule)}</td>"
+                f"<td>{w['seconds']:.0f} s</td><td>{values}</td><td>{result}</td></tr>"
+            )
     if not rows:
         return ""
-    return ("<h2>Warm-up</h2><table><tr><th>target</th><th>repeat</th><th>rule</th><th>seconds</th>"
-            "<th>CPU µs / request per window</th><th>result</th></tr>" + "".join(rows) + "</table>"
-            "<p class=note>Windows of load until the CPU per request of two consecutive windows agreed within "
-            "the tolerance (relative to the earlier one), or until the cap. Targets without CPU figures of their "
-            "own (ceiling, --url) get the profile's fixed warm-up steps.</p>")
+    return (
+        "<h2>Warm-up</h2><table><tr><th>target</th><th>repeat</th><th>rule</th><th>seconds</th>"
+        "<th>CPU µs / request per window</th><th>result</th></tr>" + "".join(rows) + "</table>"
+        "<p class=note>Windows of load until the CPU per request of two consecutive windows agreed within "
+        "the tolerance (relative to the earlier one), or until the cap. Targets without CPU figures of their "
+        "own (ceiling, --url) get the profile's fixed warm-up steps.</p>"
+    )
 
 
-def _median_items(rows: list[dict], colors: dict, get: Callable[[dict], dict | None],
-                  scale: float = 1.0, skip: tuple[str, ...] = ()) -> list[tuple[str, float | None, str]]:
-    return [(r["target"], get(r)["median"] * scale if get(r) else None, colors[r["target"]])
-            for r in rows if r["kind"] not in skip]
+def _median_items(
+    rows: list[dict], colors: dict, get: Callable[[dict], dict | None], scale: float = 1.0, skip: tuple[str, ...] = ()
+) -> list[tuple[str, float | None, str]]:
+    return [
+        (r["target"], get(r)["median"] * scale if get(r) else None, colors[r["target"]])
+        for r in rows
+        if r["kind"] not in skip
+    ]
 
 
 def _efficiency_section(doc: dict, rows: list[dict], colors: dict) -> str:
     n = fixed_connections(doc)
     charts = [
-        bar_chart(f"Requests per CPU-second at {n} connections relative to the floor",
-                  _median_items(rows, colors, lambda r: r["at_fixed"].get("ratio_to_floor")), "× floor",
-                  lambda v: f"{v:.2f}×", ref=1.0),
-        bar_chart(f"CPU per request at {n} connections",
-                  _median_items(rows, colors, lambda r: r["at_fixed"]["cpu_us_per_request"]), "µs",
-                  lambda v: f"{v:.1f} µs"),
-        bar_chart("Requests per CPU-second relative to the floor (whole run)",
-                  _median_items(rows, colors, lambda r: r.get("ratio_to_floor_band")), "× floor",
-                  lambda v: f"{v:.2f}×", ref=1.0),
-        bar_chart("Requests per CPU-second (whole run)", _median_items(rows, colors, lambda r: r["requests_per_cpu_s"]),
-                  "requests / CPU-second", fmt_num),
-        bar_chart("Startup: launch → first HTTP response",
-                  _median_items(rows, colors, lambda r: r["startup_s"], 1000, ("ceiling", "url")), "milliseconds",
-                  lambda v: f"{v:.0f} ms"),
-        bar_chart("Cost per billion requests", _median_items(rows, colors, lambda r: r["cost_per_billion_usd"]),
-                  "USD", lambda v: f"${v:.2f}"),
+        bar_chart(
+            f"Requests per CPU-second at {n} connections relative to the floor",
+            _median_items(rows, colors, lambda r: r["at_fixed"].get("ratio_to_floor")),
+            "× floor",
+            lambda v: f"{v:.2f}×",
+            ref=1.0,
+        ),
+        bar_chart(
+            f"CPU per request at {n} connections",
+            _median_items(rows, colors, lambda r: r["at_fixed"]["cpu_us_per_request"]),
+            "µs",
+            lambda v: f"{v:.1f} µs",
+        ),
+        bar_chart(
+            "Requests per CPU-second relative to the floor (whole run)",
+            _median_items(rows, colors, lambda r: r.get("ratio_to_floor_band")),
+            "× floor",
+            lambda v: f"{v:.2f}×",
+            ref=1.0,
+        ),
+        bar_chart(
+            "Requests per CPU-second (whole run)",
+            _median_items(rows, colors, lambda r: r["requests_per_cpu_s"]),
+            "requests / CPU-second",
+            fmt_num,
+        ),
+        bar_chart(
+            "Startup: launch → first HTTP response",
+            _median_items(rows, colors, lambda r: r["startup_s"], 1000, ("ceiling", "url")),
+            "milliseconds",
+            lambda v: f"{v:.0f} ms",
+        ),
+        bar_chart(
+            "Cost per billion requests",
+            _median_items(rows, colors, lambda r: r["cost_per_billion_usd"]),
+            "USD",
+            lambda v: f"${v:.2f}",
+        ),
     ]
     return "<h2>Efficiency and startup</h2><div class=charts>" + "".join(charts) + "</div>"
 
@@ -492,37 +605,55 @@ STEP_CHARTS: list[tuple[str, Callable[[dict], float | None], str, bool]] = [
     ("Latency p90", _ms_of("p90"), "ms (log)", True),
     ("Latency p99", _ms_of("p99"), "ms (log)", True),
     ("Latency p99.9", _ms_of("p99_9"), "ms (log)", True),
-    ("Memory high-water per step", lambda s: s["memory_peak_bytes"] / 2**20 if s["memory_peak_bytes"] else None,
-     "MiB", False),
+    (
+        "Memory high-water per step",
+        lambda s: s["memory_peak_bytes"] / 2**20 if s["memory_peak_bytes"] else None,
+        "MiB",
+        False,
+    ),
     ("Memory per req/s (high-water / req/s)", lambda s: s["memory_per_rps_kib"], "KiB per req/s", True),
     ("CPU per step (CPUs busy = CPU-s / s)", lambda s: s["cpu_utilisation"], "CPUs", False),
-    ("CPU per request", lambda s: s["cpu_ms_per_request"] * 1000 if s["cpu_ms_per_request"] else None,
-     "µs (log)", True),
+    (
+        "CPU per request",
+        lambda s: s["cpu_ms_per_request"] * 1000 if s["cpu_ms_per_request"] else None,
+        "µs (log)",
+        True,
+    ),
     ("CPU throttled per step", lambda s: s["throttled_s"], "seconds", False),
 ]
 
 
-def _steps_section(doc: dict, groups: "OrderedDict[str, list[dict]]", colors: dict,
-                   specs: Iterable[tuple[str, Callable[[dict], float | None], str, bool]] = STEP_CHARTS) -> str:
+def _steps_section(
+    doc: dict,
+    groups: OrderedDict[str, list[dict]],
+    colors: dict,
+    specs: Iterable[tuple[str, Callable[[dict], float | None], str, bool]] = STEP_CHARTS,
+) -> str:
     conns = doc["profile"]["connections"]
     xl = [str(c) for c in conns]
     # The ceiling's memory is the unlimited upstream's RSS (Elasticsearch: JVM heap + mapped index
     # files): not comparable, and it would flatten every other line.
-    charts = [line_chart(t, xl, _step_series(groups, colors, conns, g, ("ceiling",) if "emory" in t else ()), yl, log)
-              for t, g, yl, log in specs]
+    charts = [
+        line_chart(t, xl, _step_series(groups, colors, conns, g, ("ceiling",) if "emory" in t else ()), yl, log)
+        for t, g, yl, log in specs
+    ]
     cum = []
     for name, runs in groups.items():
         ok = [r for r in runs if r["status"] == "ok" and r.get("cumulative")]
         if ok:
-            cum.append({"name": name, "color": colors[name], "dash": ok[0]["kind"] != "bare",
-                        "points": ok[0]["cumulative"]})
-    charts.append(xy_chart("Cumulative requests vs CPU seconds (first repeat, from startup)", cum, "CPU seconds",
-                           "requests"))
-    return ("<h2>Per step (closed loop, wrk)</h2><p class=note>Dashed: images, floor and ceiling. "
-            "Shaded: min–max over repeats.</p><div class=charts>" + "".join(charts) + "</div>")
+            cum.append(
+                {"name": name, "color": colors[name], "dash": ok[0]["kind"] != "bare", "points": ok[0]["cumulative"]}
+            )
+    charts.append(
+        xy_chart("Cumulative requests vs CPU seconds (first repeat, from startup)", cum, "CPU seconds", "requests")
+    )
+    return (
+        "<h2>Per step (closed loop, wrk)</h2><p class=note>Dashed: images, floor and ceiling. "
+        "Shaded: min–max over repeats.</p><div class=charts>" + "".join(charts) + "</div>"
+    )
 
 
-def _open_loop_section(groups: "OrderedDict[str, list[dict]]") -> str:
+def _open_loop_section(groups: OrderedDict[str, list[dict]]) -> str:
     rows = []
     for name, runs in groups.items():
         for r in runs:
@@ -531,25 +662,31 @@ def _open_loop_section(groups: "OrderedDict[str, list[dict]]") -> str:
                     continue
                 lat = s["latency_ms"]
                 busy = fmt_num(s["cpu_utilisation"], 2) if s["cpu_utilisation"] is not None else "–"
-                rows.append(f"<tr><td>{esc(name)}</td><td>{r['repeat'] + 1}</td><td>{s['rate']}</td>"
-                            f"<td>{fmt_num(s['rps'])}</td><td>{s['error_ratio']:.2%}</td>"
-                            + "".join(f"<td>{lat[k]:.2f}</td>" for k in ("p50", "p90", "p99", "p99_9", "max"))
-                            + f"<td>{busy}</td></tr>")
+                rows.append(
+                    f"<tr><td>{esc(name)}</td><td>{r['repeat'] + 1}</td><td>{s['rate']}</td>"
+                    f"<td>{fmt_num(s['rps'])}</td><td>{s['error_ratio']:.2%}</td>"
+                    + "".join(f"<td>{lat[k]:.2f}</td>" for k in ("p50", "p90", "p99", "p99_9", "max"))
+                    + f"<td>{busy}</td></tr>"
+                )
     if not rows:
         return ""
-    return ("<h2>Open loop (vegeta, fixed rate)</h2><table><tr><th>target</th><th>repeat</th><th>rate</th>"
-            "<th>successful req/s</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
-            "<th>p99.9 ms</th><th>max ms</th><th>CPUs busy</th></tr>" + "".join(rows) + "</table>"
-            "<p class=note>Successful req/s and CPUs busy are per second of the whole attack, which lasts until "
-            "the last request is answered or times out (15 s): below the rate = the target fell behind. "
-            "Requests are sent on a fixed schedule whether or not earlier ones have been "
-            "answered, so a stall shows up in the latency of every request it delays (no coordinated "
-            "omission), unlike wrk's closed loop above.</p>")
+    return (
+        "<h2>Open loop (vegeta, fixed rate)</h2><table><tr><th>target</th><th>repeat</th><th>rate</th>"
+        "<th>successful req/s</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
+        "<th>p99.9 ms</th><th>max ms</th><th>CPUs busy</th></tr>" + "".join(rows) + "</table>"
+        "<p class=note>Successful req/s and CPUs busy are per second of the whole attack, which lasts until "
+        "the last request is answered or times out (15 s): below the rate = the target fell behind. "
+        "Requests are sent on a fixed schedule whether or not earlier ones have been "
+        "answered, so a stall shows up in the latency of every request it delays (no coordinated "
+        "omission), unlike wrk's closed loop above.</p>"
+    )
 
 
 def _placement_text(p: dict) -> str:
-    text = (f"target CPUs {p['target'] or '-'}, load generator {p['load'] or '-'}, upstream {p['upstream'] or '-'} — "
-            f"{p['note']}")
+    text = (
+        f"target CPUs {p['target'] or '-'}, load generator {p['load'] or '-'}, upstream {p['upstream'] or '-'} — "
+        f"{p['note']}"
+    )
     pin = p.get("upstream_pinning")
     if not pin:
         return text
@@ -565,27 +702,41 @@ def _placement_text(p: dict) -> str:
 
 def _run_section(doc: dict) -> str:
     m = doc["machine"]
-    kv = [("machine", f"{m['cpu_model']}, {m['cpus']} CPUs, {fmt_bytes(m['memory_bytes'])}, {m['os']}, "
-                      f"kernel {m['kernel']}, {m['cgroup']}"),
-          ("load average at start", " ".join(f"{x:.2f}" for x in m["load_average_at_start"])),
-          ("versions", ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)),
-          ("git", m["git"]),
-          ("limits", f"{doc['limits']['cpus']} CPUs, {fmt_bytes(doc['limits']['memory_bytes'])}, swap off"),
-          ("placement", _placement_text(doc["placement"])),
-          ("request", f"{doc['request']['path']}, mode {doc['request']['mode']} "
-                      f"({doc['request']['ids']} id(s); fixed id {doc['request']['fixed_id']})"),
-          ("profile", ", ".join(f"{k}={v}" for k, v in doc["profile"].items())),
-          ("options", ", ".join(f"{k}={v}" for k, v in doc["options"].items()))]
-    return "<h2>Run</h2><table class=kv>" + "".join(f"<tr><td><b>{esc(k)}</b></td><td>{esc(v)}</td></tr>"
-                                                    for k, v in kv) + "</table>"
+    kv = [
+        (
+            "machine",
+            f"{m['cpu_model']}, {m['cpus']} CPUs, {fmt_bytes(m['memory_bytes'])}, {m['os']}, "
+            f"kernel {m['kernel']}, {m['cgroup']}",
+        ),
+        ("load average at start", " ".join(f"{x:.2f}" for x in m["load_average_at_start"])),
+        ("versions", ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)),
+        ("git", m["git"]),
+        ("limits", f"{doc['limits']['cpus']} CPUs, {fmt_bytes(doc['limits']['memory_bytes'])}, swap off"),
+        ("placement", _placement_text(doc["placement"])),
+        (
+            "request",
+            f"{doc['request']['path']}, mode {doc['request']['mode']} "
+            f"({doc['request']['ids']} id(s); fixed id {doc['request']['fixed_id']})",
+        ),
+        ("profile", ", ".join(f"{k}={v}" for k, v in doc["profile"].items())),
+        ("options", ", ".join(f"{k}={v}" for k, v in doc["options"].items())),
+    ]
+    return (
+        "<h2>Run</h2><table class=kv>"
+        + "".join(f"<tr><td><b>{esc(k)}</b></td><td>{esc(v)}</td></tr>" for k, v in kv)
+        + "</table>"
+    )
 
 
 def _failures_section(doc: dict) -> str:
     fails = [r for r in doc["results"] if r["status"] != "ok"]
     if not fails:
         return ""
-    return "<h2>Not benchmarked</h2><ul>" + "".join(
-        f"<li><b>{esc(r['target'])}</b> (repeat {r['repeat'] + 1}): {esc(r['reason'])}</li>" for r in fails) + "</ul>"
+    return (
+        "<h2>Not benchmarked</h2><ul>"
+        + "".join(f"<li><b>{esc(r['target'])}</b> (repeat {r['repeat'] + 1}): {esc(r['reason'])}</li>" for r in fails)
+        + "</ul>"
+    )
 
 
 def html(doc: dict) -> str:
@@ -593,19 +744,21 @@ def html(doc: dict) -> str:
     colors = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(groups)}
     rows = summary(doc)
     up = doc["upstream"]
-    return "".join([
-        f"<!doctype html><html><head><meta charset=utf-8><title>cityref benchmark {esc(doc['run_id'])}</title>"
-        f"<style>{CSS}</style></head><body>",
-        f"<h1>cityref benchmark — {esc(doc['run_id'])}</h1>",
-        f"<p class=note>Profile <b>{esc(doc['profile']['name'])}</b>, upstream <b>{esc(up['kind'])}</b> — "
-        f"{esc(up['description'])}. Wall time {fmt_num(doc.get('wall_s'))} s.</p>",
-        _summary_section(doc, rows, colors),
-        _overload_section(doc, rows, colors),
-        _efficiency_section(doc, rows, colors),
-        _warmup_section(groups),
-        _steps_section(doc, groups, colors),
-        _open_loop_section(groups),
-        _run_section(doc),
-        _failures_section(doc),
-        "</body></html>\n",
-    ])
+    return "".join(
+        [
+            f"<!doctype html><html><head><meta charset=utf-8><title>cityref benchmark {esc(doc['run_id'])}</title>"
+            f"<style>{CSS}</style></head><body>",
+            f"<h1>cityref benchmark — {esc(doc['run_id'])}</h1>",
+            f"<p class=note>Profile <b>{esc(doc['profile']['name'])}</b>, upstream <b>{esc(up['kind'])}</b> — "
+            f"{esc(up['description'])}. Wall time {fmt_num(doc.get('wall_s'))} s.</p>",
+            _summary_section(doc, rows, colors),
+            _overload_section(doc, rows, colors),
+            _efficiency_section(doc, rows, colors),
+            _warmup_section(groups),
+            _steps_section(doc, groups, colors),
+            _open_loop_section(groups),
+            _run_section(doc),
+            _failures_section(doc),
+            "</body></html>\n",
+        ]
+    )

@@ -1,4 +1,5 @@
 """One benchmark run: upstream, targets in interleaved repeats, steps, JSON after every target, HTML."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,6 +18,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from cityref_tools import cgroup
+
 from . import load, placement, report, warmup
 from .metrics import FIXED_CONNECTIONS, cumulative, step_metrics, totals
 from .targets import Env, Limits, Running, Target
@@ -24,37 +26,62 @@ from .upstream import EsUpstream, StaticUpstream, Upstream
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = "cityref-bench/2"
-SCHEMAS = ("cityref-bench/1", SCHEMA)      # what `report` and `check` read
+SCHEMAS = ("cityref-bench/1", SCHEMA)  # what `report` and `check` read
 MEASURED_KINDS = ("bare", "image", "floor")  # targets in a cgroup of their own: CPU and memory figures
-NOFILE_MARGIN = 1024                         # descriptors beyond the connections (upstream, files, wrk's own)
+NOFILE_MARGIN = 1024  # descriptors beyond the connections (upstream, files, wrk's own)
 
 
 @dataclass
 class Profile:
     name: str
-    warmup: list[int]            # connections of each fixed warm-up step (targets without CPU figures)
+    warmup: list[int]  # connections of each fixed warm-up step (targets without CPU figures)
     warmup_s: float
-    connections: list[int]       # the measured closed-loop steps
+    connections: list[int]  # the measured closed-loop steps
     step_s: float
-    open_rates: list[int]        # open-loop steps (requests per second); empty = none
+    open_rates: list[int]  # open-loop steps (requests per second); empty = none
     open_s: float
     repeats: int
     pause_s: float = 1.0
-    stable_connections: int = 64      # warm-up windows until stable at this many connections; 0 = fixed only
+    stable_connections: int = 64  # warm-up windows until stable at this many connections; 0 = fixed only
     stable_window_s: float = 5.0
     stable_cap_s: float = 60.0
-    stable_tolerance: float = 0.03    # consecutive windows' CPU per request within 3 % of each other
-    stable_agreeing: int = 3          # how many consecutive windows must agree
-    fixed_connections: int = FIXED_CONNECTIONS   # the count every target is also compared at
+    stable_tolerance: float = 0.03  # consecutive windows' CPU per request within 3 % of each other
+    stable_agreeing: int = 3  # how many consecutive windows must agree
+    fixed_connections: int = FIXED_CONNECTIONS  # the count every target is also compared at
 
 
 PROFILES = {
     # quick: a 90 s cap, because C2 on one CPU settles only after 50-75 s (issue 12 runs)
     "quick": Profile("quick", [1, 1], 5, [1, 4, 16, 64, 256, 1024, 2048], 8, [500], 8, 1, stable_cap_s=90.0),
-    "full": Profile("full", [1] * 5, 10, [2**i for i in range(1, 12)], 10, [500, 2000], 10, 3, 2.0,
-                    stable_window_s=10.0, stable_cap_s=120.0),
-    "smoke": Profile("smoke", [], 0, [1, 4], 2, [], 0, 1, 0.2, stable_connections=4, stable_window_s=1.0,
-                     stable_cap_s=3.0, stable_agreeing=2, fixed_connections=4),
+    "full": Profile(
+        "full",
+        [1] * 5,
+        10,
+        [2**i for i in range(1, 12)],
+        10,
+        [500, 2000],
+        10,
+        3,
+        2.0,
+        stable_window_s=10.0,
+        stable_cap_s=120.0,
+    ),
+    "smoke": Profile(
+        "smoke",
+        [],
+        0,
+        [1, 4],
+        2,
+        [],
+        0,
+        1,
+        0.2,
+        stable_connections=4,
+        stable_window_s=1.0,
+        stable_cap_s=3.0,
+        stable_agreeing=2,
+        fixed_connections=4,
+    ),
 }
 
 
@@ -62,9 +89,9 @@ PROFILES = {
 class Config:
     profile: Profile
     targets: list[Target]
-    upstream: str = "elasticsearch"        # elasticsearch | static
+    upstream: str = "elasticsearch"  # elasticsearch | static
     es_url: str = "http://127.0.0.1:9250"
-    mode: str = "fixed"                     # fixed | random
+    mode: str = "fixed"  # fixed | random
     city_id: int = 1_000_000
     random_ids: int = 10_000
     dataset_cities: int = 100_000
@@ -125,7 +152,7 @@ class Progress:
         self.t0 = time.time()
         self.done_targets = 0
         self.target_t0 = self.t0
-        self.measured: list[float] = []   # wall seconds of the targets that ran all their steps
+        self.measured: list[float] = []  # wall seconds of the targets that ran all their steps
         self.tty = sys.stderr.isatty()
 
     def eta(self, in_target_s: float) -> float:
@@ -136,8 +163,10 @@ class Progress:
 
     def show(self, label: str, what: str) -> None:
         in_target = time.time() - self.target_t0
-        line = (f"[{self.done_targets + 1}/{self.total}] {label}: {what} | elapsed {_mmss(time.time() - self.t0)}"
-                f" | ETA {_mmss(self.eta(in_target))}")
+        line = (
+            f"[{self.done_targets + 1}/{self.total}] {label}: {what} | elapsed {_mmss(time.time() - self.t0)}"
+            f" | ETA {_mmss(self.eta(in_target))}"
+        )
         if self.tty:
             sys.stderr.write("\r\033[K" + line)
         else:
@@ -180,8 +209,19 @@ def verify_gate(running: Running, outdir: Path, name: str | None) -> tuple[bool,
     """The conformance suite's golden cases against the running target; with the service's name,
     its documented known failures (`known_failures` in its descriptor) count as expected."""
     outdir.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "conformance", "--base-url", running.url, "--only", "golden",
-            "--out", str(outdir), "--junit", str(outdir / "junit.xml")]
+    argv = [
+        sys.executable,
+        "-m",
+        "conformance",
+        "--base-url",
+        running.url,
+        "--only",
+        "golden",
+        "--out",
+        str(outdir),
+        "--junit",
+        str(outdir / "junit.xml"),
+    ]
     if name:
         argv += ["--name", name]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -214,8 +254,18 @@ def junit_failures(path: Path) -> list[str]:
 class Stepper:
     """Runs one load step against a running target: CPU and memory sampled around it, figures, pause."""
 
-    def __init__(self, cfg: Config, running: Running, label: str, rec: dict, load_cpus: str | None,
-                 ids_file: Path | None, first_id: int, outdir: Path, progress: Progress):
+    def __init__(
+        self,
+        cfg: Config,
+        running: Running,
+        label: str,
+        rec: dict,
+        load_cpus: str | None,
+        ids_file: Path | None,
+        first_id: int,
+        outdir: Path,
+        progress: Progress,
+    ):
         self.cfg, self.running, self.label, self.rec = cfg, running, label, rec
         self.load_cpus, self.outdir, self.progress = load_cpus, outdir, progress
         self.url = running.url + running.path % first_id
@@ -228,8 +278,9 @@ class Stepper:
         meter.reset_peak()
         before = meter.sample()
         if kind == "open":
-            result = load.run_vegeta(self.cfg.vegeta, self.urls, n, seconds, self.load_cpus, self.outdir,
-                                     self.cfg.timeout_s)
+            result = load.run_vegeta(
+                self.cfg.vegeta, self.urls, n, seconds, self.load_cpus, self.outdir, self.cfg.timeout_s
+            )
         else:
             result = load.run_wrk(self.url, n, seconds, self.wrk_env, self.load_cpus, self.cfg.timeout_s)
         after = meter.sample()
@@ -246,18 +297,27 @@ class Stepper:
 def warm_up(p: Profile, kind: str, step: Stepper) -> dict:
     """Windows until the CPU per request is stable for targets with CPU figures, else the fixed steps."""
     if p.stable_connections and kind in MEASURED_KINDS:
-        rule = warmup.Rule(p.stable_connections, p.stable_window_s, p.stable_cap_s, p.stable_tolerance,
-                           p.stable_agreeing)
+        rule = warmup.Rule(
+            p.stable_connections, p.stable_window_s, p.stable_cap_s, p.stable_tolerance, p.stable_agreeing
+        )
         counter = iter(range(1, rule.max_windows + 1))
 
         def window(n: int, seconds: float) -> dict:
-            return step("warmup", n, seconds, f"warm-up window {next(counter)} (at most {rule.max_windows}), "
-                                              f"{n} connections, until stable", pause=False)
+            return step(
+                "warmup",
+                n,
+                seconds,
+                f"warm-up window {next(counter)} (at most {rule.max_windows}), {n} connections, until stable",
+                pause=False,
+            )
+
         _, record = warmup.until_stable(rule, window)
         time.sleep(p.pause_s)
         return record
-    steps = [step("warmup", n, p.warmup_s, f"warm-up {i + 1}/{len(p.warmup)}, {n} connections")
-             for i, n in enumerate(p.warmup)]
+    steps = [
+        step("warmup", n, p.warmup_s, f"warm-up {i + 1}/{len(p.warmup)}, {n} connections")
+        for i, n in enumerate(p.warmup)
+    ]
     why = "no CPU figures for this target" if p.stable_connections else "stability warm-up turned off"
     return warmup.fixed(steps, why)
 
@@ -268,8 +328,9 @@ def verify(cfg: Config, target: Target, running: Running, rec: dict, outdir: Pat
         return 0.0
     progress.show(target.name, "verify gate (conformance golden cases)")
     a = running.meter.sample()
-    ok, why = verify_gate(running, outdir / "verify" / f"{slug(target.name)}-{rec['repeat']}",
-                          target.meta.get("service"))
+    ok, why = verify_gate(
+        running, outdir / "verify" / f"{slug(target.name)}-{rec['repeat']}", target.meta.get("service")
+    )
     b = running.meter.sample()
     rec["verify"] = {"passed": ok, "detail": why}
     if not ok:
@@ -277,15 +338,34 @@ def verify(cfg: Config, target: Target, running: Running, rec: dict, outdir: Pat
     return (b.cpu_ns - a.cpu_ns) / 1e9 if a and b else 0.0
 
 
-def bench_target(cfg: Config, target: Target, repeat: int, env: Env, load_cpus: str | None,
-                 ids_file: Path | None, first_id: int, outdir: Path, progress: Progress) -> dict:
+def bench_target(
+    cfg: Config,
+    target: Target,
+    repeat: int,
+    env: Env,
+    load_cpus: str | None,
+    ids_file: Path | None,
+    first_id: int,
+    outdir: Path,
+    progress: Progress,
+) -> dict:
     p = cfg.profile
-    rec: dict = {"target": target.name, "kind": target.kind, "repeat": repeat, "status": "ok", "reason": None,
-                 "meta": target.meta, "startup_s": None, "cpu_startup_s": None, "verify": None, "warmup": None,
-                 "steps": []}
+    rec: dict = {
+        "target": target.name,
+        "kind": target.kind,
+        "repeat": repeat,
+        "status": "ok",
+        "reason": None,
+        "meta": target.meta,
+        "startup_s": None,
+        "cpu_startup_s": None,
+        "verify": None,
+        "warmup": None,
+        "steps": [],
+    }
     progress.show(target.name, "starting")
     try:
-        running = target.start(env, "/city/v1/get?id=%d&language=en" % first_id)
+        running = target.start(env, f"/city/v1/get?id={first_id}&language=en")
     except Exception as e:  # noqa: BLE001 - any start failure is reported, the run goes on
         rec.update(status="failed", reason=f"did not start: {e}")
         return rec
@@ -296,7 +376,7 @@ def bench_target(cfg: Config, target: Target, repeat: int, env: Env, load_cpus: 
         if rec["status"] != "ok":
             return rec
         start_sample = running.meter.sample()
-        if running.startup_s is None:   # not launched by the harness: count its CPU from here on
+        if running.startup_s is None:  # not launched by the harness: count its CPU from here on
             rec["cpu_startup_s"] = 0.0 if start_sample else None
         else:
             rec["cpu_startup_s"] = start_sample.cpu_ns / 1e9 - verify_cpu if start_sample else None
@@ -330,8 +410,10 @@ def raise_nofile(needed: int, get=resource.getrlimit, set_=resource.setrlimit) -
             set_(resource.RLIMIT_NOFILE, (needed, needed))
             return needed
         except (ValueError, OSError) as e:
-            raise SystemExit(f"{max(needed - NOFILE_MARGIN, 0)} connections need {needed} open files; the hard "
-                             f"limit is {hard} and cannot be raised ({e}): ulimit -Hn {needed} or fewer connections")
+            raise SystemExit(
+                f"{max(needed - NOFILE_MARGIN, 0)} connections need {needed} open files; the hard "
+                f"limit is {hard} and cannot be raised ({e}): ulimit -Hn {needed} or fewer connections"
+            ) from None
     if soft != hard:
         set_(resource.RLIMIT_NOFILE, (hard, hard))
     return hard
@@ -367,25 +449,42 @@ def run(cfg: Config) -> Path:
         "finished": None,
         "wall_s": None,
         "profile": asdict(cfg.profile),
-        "upstream": {"kind": upstream.kind, "url": upstream.url, "description": upstream.description,
-                     "setup_s": round(time.time() - t_setup, 2)},
+        "upstream": {
+            "kind": upstream.kind,
+            "url": upstream.url,
+            "description": upstream.description,
+            "setup_s": round(time.time() - t_setup, 2),
+        },
         "machine": machine(cfg),
         "placement": place,
         "limits": {"cpus": cfg.limits.cpus, "memory_bytes": cfg.limits.memory_bytes, "swap_bytes": 0},
-        "request": {"mode": cfg.mode, "path": "/city/v1/get?id=<id>&language=en", "fixed_id": cfg.city_id,
-                    "ids": len(ids), "dataset_cities": cfg.dataset_cities},
-        "options": {"log_level": cfg.log_level, "price_per_vcpu_hour_usd": cfg.price_per_vcpu_hour,
-                    "open_loop": cfg.open_loop, "verify": cfg.verify, "wrk_timeout_s": cfg.timeout_s,
-                    "wrk_max_threads": load.WRK_MAX_THREADS, "nofile": nofile},
+        "request": {
+            "mode": cfg.mode,
+            "path": "/city/v1/get?id=<id>&language=en",
+            "fixed_id": cfg.city_id,
+            "ids": len(ids),
+            "dataset_cities": cfg.dataset_cities,
+        },
+        "options": {
+            "log_level": cfg.log_level,
+            "price_per_vcpu_hour_usd": cfg.price_per_vcpu_hour,
+            "open_loop": cfg.open_loop,
+            "verify": cfg.verify,
+            "wrk_timeout_s": cfg.timeout_s,
+            "wrk_max_threads": load.WRK_MAX_THREADS,
+            "nofile": nofile,
+        },
         "targets": [{"name": t.name, "kind": t.kind, "meta": t.meta} for t in cfg.targets],
         "results": [],
         "summary": [],
     }
-    env = Env(upstream_url=upstream.url, limits=cfg.limits, cpus=place.get("target"), logdir=logdir,
-              log_level=cfg.log_level)
+    env = Env(
+        upstream_url=upstream.url, limits=cfg.limits, cpus=place.get("target"), logdir=logdir, log_level=cfg.log_level
+    )
     ceiling_env = Env(upstream_url=upstream.url, limits=cfg.limits, cpus=None, logdir=logdir)
-    progress = Progress(len(cfg.targets) * cfg.profile.repeats,
-                        planned_target_s(cfg.profile, cfg.open_loop, cfg.verify))
+    progress = Progress(
+        len(cfg.targets) * cfg.profile.repeats, planned_target_s(cfg.profile, cfg.open_loop, cfg.verify)
+    )
     json_path = outdir / "run.json"
     # SIGTERM unwinds like Ctrl-C, so the finally below stops the upstream and restores its affinity.
     old_term = signal.signal(signal.SIGTERM, _exit_on_term)
@@ -396,13 +495,24 @@ def run(cfg: Config) -> Path:
             for target in cfg.targets:
                 if target.kind == "ceiling" and upstream.kind == "static":
                     target = Target(target.name, target.kind, False, _static_ceiling(upstream), target.meta)
-                rec = bench_target(cfg, target, repeat, ceiling_env if target.kind == "ceiling" else env,
-                                   place["load"], ids_file, first_id, outdir, progress)
+                rec = bench_target(
+                    cfg,
+                    target,
+                    repeat,
+                    ceiling_env if target.kind == "ceiling" else env,
+                    place["load"],
+                    ids_file,
+                    first_id,
+                    outdir,
+                    progress,
+                )
                 doc["results"].append(rec)
                 t = rec.get("totals") or {}
-                progress.message(f"{target.name} (repeat {repeat + 1}): {rec['status']}"
-                                 + (f" — {rec['reason']}" if rec["reason"] else "")
-                                 + (f" — peak {t['peak_rps']:.0f} req/s" if t.get("peak_rps") else ""))
+                progress.message(
+                    f"{target.name} (repeat {repeat + 1}): {rec['status']}"
+                    + (f" — {rec['reason']}" if rec["reason"] else "")
+                    + (f" — peak {t['peak_rps']:.0f} req/s" if t.get("peak_rps") else "")
+                )
                 progress.next_target(rec["status"] == "ok")
                 json_path.write_text(json.dumps(doc, indent=1))
     finally:
@@ -430,5 +540,5 @@ def _static_ceiling(upstream: Upstream):
 
     def start(env: Env, first_path: str) -> Running:
         return Running(upstream.url, path, upstream.meter, None, lambda: None, {"note": "the static upstream"})
-    return start
 
+    return start

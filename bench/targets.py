@@ -3,8 +3,10 @@
 `start()` launches a target under the limits and returns a `Running` with its base URL, a meter
 (cgroup sample source), the startup time (launch -> first HTTP response) and a `stop()`.
 """
+
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -35,9 +37,10 @@ class Limits:
 @dataclass
 class Env:
     """What every target start needs to know."""
+
     upstream_url: str
     limits: Limits
-    cpus: str | None          # CPUs the target is pinned to (taskset / --cpuset-cpus), None = unpinned
+    cpus: str | None  # CPUs the target is pinned to (taskset / --cpuset-cpus), None = unpinned
     logdir: Path
     log_level: str = "warn"
     startup_timeout_s: float = 120.0
@@ -79,8 +82,8 @@ class ProcMeter(Meter):
 
 @dataclass
 class Running:
-    url: str                          # base URL, no trailing slash
-    path: str                         # request path with %s for the id
+    url: str  # base URL, no trailing slash
+    path: str  # request path with %s for the id
     meter: Meter
     startup_s: float | None
     stop: Callable[[], None]
@@ -89,10 +92,10 @@ class Running:
 
 @dataclass
 class Target:
-    name: str              # label in the report
-    kind: str              # bare | image | floor | ceiling | url
-    verify: bool           # run the conformance golden gate
-    start: Callable[[Env, str], Running] = field(repr=False)   # (env, first request path) -> Running
+    name: str  # label in the report
+    kind: str  # bare | image | floor | ceiling | url
+    verify: bool  # run the conformance golden gate
+    start: Callable[[Env, str], Running] = field(repr=False)  # (env, first request path) -> Running
     meta: dict = field(default_factory=dict)
 
 
@@ -105,10 +108,8 @@ def stop_in_group(proc: subprocess.Popen, group: Cgroup | None, timeout: float =
             if not pids:
                 break
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             time.sleep(0.1)
         for _ in range(20):
             try:
@@ -118,8 +119,9 @@ def stop_in_group(proc: subprocess.Popen, group: Cgroup | None, timeout: float =
                 time.sleep(0.1)
 
 
-def start_in_group(name: str, argv: list[str], cwd: Path, env: Env, extra_env: dict[str, str],
-                    probe: str, limits: Limits | None = None) -> tuple[subprocess.Popen, Cgroup, float | None]:
+def start_in_group(
+    name: str, argv: list[str], cwd: Path, env: Env, extra_env: dict[str, str], probe: str, limits: Limits | None = None
+) -> tuple[subprocess.Popen, Cgroup, float | None]:
     """argv in a new cgroup under the limits, pinned; returns the process, its group, startup seconds."""
     limits = limits or env.limits
     group = cgroup.create(f"cityref-bench-{name}-{os.getpid()}", limits.cpus, limits.memory_bytes)
@@ -133,8 +135,10 @@ def start_in_group(name: str, argv: list[str], cwd: Path, env: Env, extra_env: d
     t1 = first_response(probe, t0 + env.startup_timeout_s, alive=lambda: proc.poll() is None)
     if t1 is None:
         stop_in_group(proc, group, timeout=2)
-        raise RuntimeError(f"no HTTP response within {env.startup_timeout_s:.0f} s "
-                           f"(exit {proc.returncode}); log: {env.logdir / (name + '.log')}")
+        raise RuntimeError(
+            f"no HTTP response within {env.startup_timeout_s:.0f} s "
+            f"(exit {proc.returncode}); log: {env.logdir / (name + '.log')}"
+        )
     return proc, group, t1 - t0
 
 
@@ -143,10 +147,18 @@ def bare(service: str, command: list[str]) -> Target:
         port = free_port()
         extra = {"PORT": str(port), "ELASTICSEARCH_URL": env.upstream_url, "LOG_LEVEL": env.log_level}
         url = f"http://127.0.0.1:{port}"
-        proc, group, startup = start_in_group(service, command, ROOT / "services" / service, env, extra,
-                                               url + first_path)
-        return Running(url, SERVICE_PATH, CgroupMeter(group), startup, lambda: stop_in_group(proc, group),
-                       {"pid": proc.pid, "cgroup": f"v{group.version}"})
+        proc, group, startup = start_in_group(
+            service, command, ROOT / "services" / service, env, extra, url + first_path
+        )
+        return Running(
+            url,
+            SERVICE_PATH,
+            CgroupMeter(group),
+            startup,
+            lambda: stop_in_group(proc, group),
+            {"pid": proc.pid, "cgroup": f"v{group.version}"},
+        )
+
     return Target(service, "bare", True, start, {"service": service, "command": command})
 
 
@@ -159,10 +171,30 @@ def image(label: str, ref: str, service: str | None = None) -> Target:
         port = free_port()
         name = f"cityref-bench-{port}"
         mem = env.limits.memory_bytes
-        argv = ["run", "-d", "--rm", "--pull=never", "--network", "host", "--name", name,
-                "--label", "cityref.bench=1", "--cpus", f"{env.limits.cpus:g}", "--memory", str(mem),
-                "--memory-swap", str(mem), "-e", f"PORT={port}", "-e", f"ELASTICSEARCH_URL={env.upstream_url}",
-                "-e", f"LOG_LEVEL={env.log_level}"]
+        argv = [
+            "run",
+            "-d",
+            "--rm",
+            "--pull=never",
+            "--network",
+            "host",
+            "--name",
+            name,
+            "--label",
+            "cityref.bench=1",
+            "--cpus",
+            f"{env.limits.cpus:g}",
+            "--memory",
+            str(mem),
+            "--memory-swap",
+            str(mem),
+            "-e",
+            f"PORT={port}",
+            "-e",
+            f"ELASTICSEARCH_URL={env.upstream_url}",
+            "-e",
+            f"LOG_LEVEL={env.log_level}",
+        ]
         if env.cpus:
             argv += ["--cpuset-cpus", env.cpus]
         url = f"http://127.0.0.1:{port}"
@@ -170,8 +202,12 @@ def image(label: str, ref: str, service: str | None = None) -> Target:
         subprocess.run([PODMAN, *argv, ref], check=True, capture_output=True, text=True)
 
         def stop() -> None:
-            subprocess.run([PODMAN, "logs", name], stdout=(env.logdir / f"{label}.log").open("wb"),
-                           stderr=subprocess.STDOUT, check=False)
+            subprocess.run(
+                [PODMAN, "logs", name],
+                stdout=(env.logdir / f"{label}.log").open("wb"),
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
             subprocess.run([PODMAN, "stop", "-t", "15", name], capture_output=True, check=False)
             subprocess.run([PODMAN, "rm", "-f", name], capture_output=True, check=False)
 
@@ -185,8 +221,15 @@ def image(label: str, ref: str, service: str | None = None) -> Target:
         pid = int(podman("inspect", "--format", "{{.State.Pid}}", name))
         group = cgroup.of_pid(pid)
         img = json.loads(podman("image", "inspect", ref))[0]
-        return Running(url, SERVICE_PATH, CgroupMeter(group), t1 - t0, stop,
-                       {"container": name, "image_id": img["Id"][:19], "image_size_bytes": img.get("Size")})
+        return Running(
+            url,
+            SERVICE_PATH,
+            CgroupMeter(group),
+            t1 - t0,
+            stop,
+            {"container": name, "image_id": img["Id"][:19], "image_size_bytes": img.get("Size")},
+        )
+
     return Target(label, "image", True, start, {"image": ref, "service": service})
 
 
@@ -200,10 +243,18 @@ def floor(upstream_label: str) -> Target:
             workers = min(workers, len(env.cpus.split(",")))
         (d / "nginx.conf").write_text(nginx.floor_conf(d, port, env.upstream_url, workers))
         url = f"http://127.0.0.1:{port}"
-        proc, group, startup = start_in_group("floor", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
-                                                         "-c", str(d / "nginx.conf")], d, env, {}, url + first_path)
-        return Running(url, SERVICE_PATH, CgroupMeter(group), startup, lambda: stop_in_group(proc, group),
-                       {"workers": workers})
+        proc, group, startup = start_in_group(
+            "floor",
+            ["nginx", "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")],
+            d,
+            env,
+            {},
+            url + first_path,
+        )
+        return Running(
+            url, SERVICE_PATH, CgroupMeter(group), startup, lambda: stop_in_group(proc, group), {"workers": workers}
+        )
+
     return Target(f"floor (nginx → {upstream_label})", "floor", False, start)
 
 
@@ -212,11 +263,19 @@ def ceiling(label: str, url: str, meter: Meter) -> Target:
 
     def start(env: Env, first_path: str) -> Running:
         return Running(url.rstrip("/"), path, meter, None, lambda: None, {"note": "not started by the harness"})
+
     return Target(f"ceiling ({label})", "ceiling", False, start)
 
 
 def external(url: str) -> Target:
     def start(env: Env, first_path: str) -> Running:
-        return Running(url.rstrip("/"), SERVICE_PATH, Meter(), None, lambda: None,
-                       {"note": "not started by the harness: no startup, CPU or memory figures"})
+        return Running(
+            url.rstrip("/"),
+            SERVICE_PATH,
+            Meter(),
+            None,
+            lambda: None,
+            {"note": "not started by the harness: no startup, CPU or memory figures"},
+        )
+
     return Target(url, "url", True, start)

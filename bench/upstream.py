@@ -1,4 +1,5 @@
 """The upstream every target talks to: the real Elasticsearch, or nginx serving its pre-rendered answers."""
+
 from __future__ import annotations
 
 import json
@@ -19,11 +20,13 @@ ES_MAIN_CLASS = b"org.elasticsearch.bootstrap.Elasticsearch"
 def es_pids(pidfile: Path = ES_PIDFILE, proc: Path = Path("/proc")) -> list[int]:
     """The Elasticsearch JVM: the pid file of scripts/es.sh when it names a live Elasticsearch, else
     any process running Elasticsearch's main class (a node started from another checkout)."""
+
     def is_es(pid: int) -> bool:
         try:
             return ES_MAIN_CLASS in (proc / str(pid) / "cmdline").read_bytes()
         except OSError:
             return False
+
     try:
         pid = int(pidfile.read_text())
         if is_es(pid):
@@ -63,8 +66,10 @@ def prerender(es: str, docs: Path, city_ids: list[int]) -> int:
         if ids is None:
             ids = sorted(region_ids)
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            res = elasticsearch.get(es, f"/{kind}/_mget?_source_excludes=geometry,population", {"ids": [str(x) for x in chunk]})
+            chunk = ids[i : i + 500]
+            res = elasticsearch.get(
+                es, f"/{kind}/_mget?_source_excludes=geometry,population", {"ids": [str(x) for x in chunk]}
+            )
             for doc in res["docs"]:
                 if not doc.get("found"):
                     continue
@@ -104,8 +109,10 @@ class EsUpstream(Upstream):
         self.pinned: Pinned | None = None
         self.pin_note = "not pinned"
         health = elasticsearch.get(self.url, "/_cluster/health")
-        self.description = f"Elasticsearch at {self.url} (cluster {health.get('cluster_name')}, " \
-                           f"status {health.get('status')}); not started or limited by the harness"
+        self.description = (
+            f"Elasticsearch at {self.url} (cluster {health.get('cluster_name')}, "
+            f"status {health.get('status')}); not started or limited by the harness"
+        )
 
     def pin(self, cpus: str | None) -> None:
         """All threads of the Elasticsearch JVM onto cpus (the load generator's on 2 CPUs) until stop()."""
@@ -117,9 +124,12 @@ class EsUpstream(Upstream):
             return
         self.pinned = Pinned(pids, cpus)
         moved = ", ".join(map(str, sorted(self.pinned.previous)))
-        self.pin_note = (f"Elasticsearch JVM (pid {moved}) pinned, all threads, with taskset -a for the run; its "
-                         "previous affinity is restored at the end" if moved else
-                         "Elasticsearch could not be pinned (see errors)")
+        self.pin_note = (
+            f"Elasticsearch JVM (pid {moved}) pinned, all threads, with taskset -a for the run; its "
+            "previous affinity is restored at the end"
+            if moved
+            else "Elasticsearch could not be pinned (see errors)"
+        )
 
     def pinning(self) -> dict:
         rec = {"how": self.pin_note, "cpus": None}
@@ -151,11 +161,18 @@ class StaticUpstream(Upstream):
         self.url = f"http://127.0.0.1:{port}"
         env = Env(upstream_url="", limits=limits, cpus=cpus, logdir=workdir / "logs")
         self.proc, self.group, _ = start_in_group(
-            "static-upstream", ["nginx", "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")],
-            d, env, {}, self.url + "/_cluster/health")
+            "static-upstream",
+            ["nginx", "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")],
+            d,
+            env,
+            {},
+            self.url + "/_cluster/health",
+        )
         self.meter = CgroupMeter(self.group)
-        self.description = (f"static: nginx serving {n} pre-rendered Elasticsearch answers from {es} at {self.url} "
-                            f"(same limits as the targets, CPUs {cpus or 'unpinned'})")
+        self.description = (
+            f"static: nginx serving {n} pre-rendered Elasticsearch answers from {es} at {self.url} "
+            f"(same limits as the targets, CPUs {cpus or 'unpinned'})"
+        )
 
     def pinning(self) -> dict:
         return {"how": "started by the harness under taskset -c" if self.cpus else "not pinned", "cpus": self.cpus}
@@ -170,4 +187,3 @@ def es_ready(es: str) -> bool:
 
 def bench_data_loaded(es: str, first_id: int) -> bool:
     return elasticsearch.problem(es, city_id=first_id) is None
-

@@ -9,6 +9,7 @@ not enough: a JIT still compiling can give two neighbouring windows within 3 % b
 issue 12 saw kotlin-ktor's image stop at 197 and 192 µs and then measure 130 µs at 64 connections,
 against 60 µs bare). Targets without CPU figures get the fixed warm-up steps instead.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,11 +18,11 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Rule:
-    connections: int       # of each window
+    connections: int  # of each window
     window_s: float
-    cap_s: float           # at most this many seconds of windows
-    tolerance: float       # `agreeing` consecutive windows within this relative spread = stable
-    agreeing: int = 3      # how many consecutive windows must agree (at least 2)
+    cap_s: float  # at most this many seconds of windows
+    tolerance: float  # `agreeing` consecutive windows within this relative spread = stable
+    agreeing: int = 3  # how many consecutive windows must agree (at least 2)
 
     @property
     def max_windows(self) -> int:
@@ -57,7 +58,7 @@ def until_stable(rule: Rule, window: Callable[[int, float], dict]) -> tuple[list
         step = window(rule.connections, rule.window_s)
         steps.append(step)
         values.append(cpu_us_per_request(step))
-        if len(values) >= rule.agreeing and all_agree(values[-rule.agreeing:], rule.tolerance):
+        if len(values) >= rule.agreeing and all_agree(values[-rule.agreeing :], rule.tolerance):
             converged = True
             break
     return steps, {

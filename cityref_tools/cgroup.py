@@ -4,8 +4,10 @@ A target either runs in a group the harness creates (`create`, bare processes) o
 else created (`of_pid`, e.g. podman's per-container group). Both give a `Cgroup` whose `sample()`
 reads CPU, memory, throttling and OOM kills. `root` is a parameter so tests can use fixture trees.
 """
+
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 from dataclasses import asdict, dataclass
@@ -17,12 +19,12 @@ V1_CONTROLLERS = ("cpu", "cpuacct", "memory")
 
 @dataclass(frozen=True)
 class Sample:
-    cpu_ns: int                 # CPU time used by the group since it was created
-    memory_bytes: int           # memory charged now
-    memory_peak_bytes: int      # high-water mark since the last reset_peak() (v1) or creation (v2 without reset)
-    throttled_ns: int           # time the group was throttled by its CPU quota
-    nr_throttled: int           # periods in which it was throttled
-    oom_kills: int              # processes killed by the OOM killer in the group
+    cpu_ns: int  # CPU time used by the group since it was created
+    memory_bytes: int  # memory charged now
+    memory_peak_bytes: int  # high-water mark since the last reset_peak() (v1) or creation (v2 without reset)
+    throttled_ns: int  # time the group was throttled by its CPU quota
+    nr_throttled: int  # periods in which it was throttled
+    oom_kills: int  # processes killed by the OOM killer in the group
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -106,10 +108,8 @@ class CgroupV1(Cgroup):
     def remove(self) -> None:
         for c in V1_CONTROLLERS:
             if c in self.paths:
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     self.paths[c].rmdir()
-                except FileNotFoundError:
-                    pass
 
 
 class CgroupV2(Cgroup):
@@ -143,10 +143,8 @@ class CgroupV2(Cgroup):
             return False
 
     def remove(self) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.path.rmdir()
-        except FileNotFoundError:
-            pass
 
 
 def create(name: str, cpus: float, memory_bytes: int, root: Path = ROOT, period_us: int = 100_000) -> Cgroup:
@@ -169,16 +167,12 @@ def create(name: str, cpus: float, memory_bytes: int, root: Path = ROOT, period_
     (paths["memory"] / "memory.limit_in_bytes").write_text(str(memory_bytes))
     memsw = paths["memory"] / "memory.memsw.limit_in_bytes"
     if memsw.exists():  # only with swap accounting; equal limits = no swap
-        try:
+        with contextlib.suppress(OSError):
             memsw.write_text(str(memory_bytes))
-        except OSError:
-            pass
     swappiness = paths["memory"] / "memory.swappiness"
     if swappiness.exists():
-        try:
+        with contextlib.suppress(OSError):
             swappiness.write_text("0")
-        except OSError:
-            pass
     return CgroupV1(paths)
 
 

@@ -1,4 +1,5 @@
 """services/<name>/cityref.yaml: one loader and one validation for every user."""
+
 from __future__ import annotations
 
 import pathlib

@@ -1,5 +1,6 @@
 """Talking to Elasticsearch over its REST API (standard library only): requests, and whether it is
 up and holds the cityref data."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,9 @@ import urllib.request
 from typing import Any
 
 
-def call(es: str, method: str, path: str, body: bytes | dict | None = None, ndjson: bool = False,
-         timeout: float = 60) -> tuple[int, Any]:
+def call(
+    es: str, method: str, path: str, body: bytes | dict | None = None, ndjson: bool = False, timeout: float = 60
+) -> tuple[int, Any]:
     """(status, parsed JSON answer) of one request; an HTTP error status is returned, not raised.
     OSError (urllib.error.URLError) when Elasticsearch cannot be reached."""
     data = json.dumps(body).encode() if isinstance(body, dict) else body
@@ -40,8 +42,9 @@ def problem(es: str, city_id: int | None = None, timeout: float = 10) -> str | N
     else what is wrong."""
     try:
         get(es, "/_cluster/health", timeout=timeout)
-        if city_id is not None and not get(es, f"/city/_doc/{city_id}?_source_includes=id",
-                                           timeout=timeout).get("found"):
+        if city_id is not None and not get(es, f"/city/_doc/{city_id}?_source_includes=id", timeout=timeout).get(
+            "found"
+        ):
             return f"city {city_id} is missing (load the data first)"
     except (OSError, ValueError) as e:
         return str(e)

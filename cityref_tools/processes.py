@@ -1,7 +1,9 @@
 """Ports and process groups: every process the tools start runs in its own session, and is stopped
 as a group (the service and anything it started)."""
+
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -23,10 +25,8 @@ def start_session(argv: list[str], **popen) -> subprocess.Popen:
 
 def kill_group(pid: int) -> None:
     """SIGKILL to the process group led by ``pid``, if any is left."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> int | None:

@@ -1,4 +1,5 @@
 """Figures of a process from /proc (Linux)."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Waiting for a process to answer HTTP."""
+
 from __future__ import annotations
 
 import http.client
@@ -7,8 +8,9 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 
-def first_response(url: str, deadline: float, alive: Callable[[], bool] = lambda: True,
-                   poll: float = 0.002, status: int | None = None) -> float | None:
+def first_response(
+    url: str, deadline: float, alive: Callable[[], bool] = lambda: True, poll: float = 0.002, status: int | None = None
+) -> float | None:
     """Polls ``url`` until any HTTP answer (with ``status``: an answer with that status) arrives:
     the time.time() it did, or None at ``deadline`` (a time.time()) or as soon as ``alive()`` says
     the process is gone."""

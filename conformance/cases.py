@@ -3,6 +3,7 @@
 A case is one raw request and the exact response the spec requires. See the header of
 ``cases.yaml`` for the format.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,8 +20,23 @@ ROOT = HERE.parent
 CASES_FILE = HERE / "cases.yaml"
 SPEC_FILE = ROOT / "spec" / "openapi.yaml"
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9.+_-]*$")
-CASE_KEYS = {"id", "why", "method", "target", "send_headers", "send_body", "status", "content_type", "media_type",
-             "headers", "body", "json", "message", "body_file", "volatile"}
+CASE_KEYS = {
+    "id",
+    "why",
+    "method",
+    "target",
+    "send_headers",
+    "send_body",
+    "status",
+    "content_type",
+    "media_type",
+    "headers",
+    "body",
+    "json",
+    "message",
+    "body_file",
+    "volatile",
+}
 
 
 class CaseError(ValueError):
@@ -33,15 +49,15 @@ class Case:
     method: str
     target: bytes
     status: int
-    content_type: str | None = "application/json"   # exact Content-Type; None: not checked here
-    media_type: str | None = None                      # type/subtype only (parameters allowed)
+    content_type: str | None = "application/json"  # exact Content-Type; None: not checked here
+    media_type: str | None = None  # type/subtype only (parameters allowed)
     headers: dict[str, str] = dataclasses.field(default_factory=dict)  # exact values
-    body: bytes | None = None                          # exact bytes; None: not compared
+    body: bytes | None = None  # exact bytes; None: not compared
     send_headers: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     send_body: bytes | None = None
     why: str = ""
-    volatile: bool = False                             # body differs between requests (/metrics)
-    head_of: str | None = None                         # HEAD twin of this GET case
+    volatile: bool = False  # body differs between requests (/metrics)
+    head_of: str | None = None  # HEAD twin of this GET case
     source: str = "cases.yaml"
 
     @property
@@ -50,7 +66,7 @@ class Case:
 
     def short_target(self, limit: int = 120) -> str:
         t = self.target.decode("ascii")
-        return t if len(t) <= limit else f"{t[:limit - 30]}...({len(t)} bytes)...{t[-20:]}"
+        return t if len(t) <= limit else f"{t[: limit - 30]}...({len(t)} bytes)...{t[-20:]}"
 
 
 def spec_paths(spec_file: pathlib.Path = SPEC_FILE) -> list[str]:
@@ -127,9 +143,17 @@ def fixture_cases() -> list[Case]:
     """Every fixture city in every language; expected values from conformance.fixture (the oracle)."""
     out = []
     for city_id, lang, status, body in fixture.fixture_expectations():
-        out.append(Case(id=f"city-{city_id}-{lang}", method="GET",
-                        target=f"/city/v1/get?id={city_id}&language={lang}".encode(), status=status, body=body,
-                        why="fixture city rendered per the spec's rules", source="fixture"))
+        out.append(
+            Case(
+                id=f"city-{city_id}-{lang}",
+                method="GET",
+                target=f"/city/v1/get?id={city_id}&language={lang}".encode(),
+                status=status,
+                body=body,
+                why="fixture city rendered per the spec's rules",
+                source="fixture",
+            )
+        )
     return out
 
 
@@ -138,8 +162,17 @@ def head_twin(case: Case) -> Case:
     headers = dict(case.headers)
     if case.body is not None and not case.volatile:
         headers["Content-Length"] = str(len(case.body))
-    return dataclasses.replace(case, id=f"{case.id}.head", method="HEAD", headers=headers, body=b"", head_of=case.id,
-                               send_headers=list(case.send_headers), why=f"HEAD twin of {case.id}", source="head")
+    return dataclasses.replace(
+        case,
+        id=f"{case.id}.head",
+        method="HEAD",
+        headers=headers,
+        body=b"",
+        head_of=case.id,
+        send_headers=list(case.send_headers),
+        why=f"HEAD twin of {case.id}",
+        source="head",
+    )
 
 
 def load_cases(path: pathlib.Path = CASES_FILE) -> list[Case]:

@@ -1,4 +1,5 @@
 """The runner: ``python -m conformance (--base-url URL | --service NAME | --command "ARGV...") [options]``."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,8 @@ import sys
 import time
 
 import pytest
-from cityref_tools import descriptors, elasticsearch
 
+from cityref_tools import descriptors, elasticsearch
 from conformance import runtime
 from conformance.cases import load_cases
 from conformance.known import KnownFailuresError, load_known
@@ -30,26 +31,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m conformance",
         description="Black-box conformance suite for cityref services (spec/openapi.yaml).",
         epilog="Check groups, in run order: " + ", ".join(GROUPS) + ". "
-               "--base-url runs the HTTP groups only (" + ", ".join(HTTP_ONLY) + ").")
+        "--base-url runs the HTTP groups only (" + ", ".join(HTTP_ONLY) + ").",
+    )
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--base-url", metavar="URL", help="a running service, e.g. http://127.0.0.1:8080")
     target.add_argument("--service", metavar="NAME", help="a service of this repo: services/NAME/cityref.yaml")
     target.add_argument("--command", metavar="ARGV", help="start this command (shell-quoted argv) as the service")
-    p.add_argument("--name", help="implementation name: its descriptor's known_failures apply (default: the service name)")
-    p.add_argument("--known", metavar="PATH",
-                   help="a YAML file whose `known_failures` list applies (an implementation outside this repository)")
+    p.add_argument(
+        "--name", help="implementation name: its descriptor's known_failures apply (default: the service name)"
+    )
+    p.add_argument(
+        "--known",
+        metavar="PATH",
+        help="a YAML file whose `known_failures` list applies (an implementation outside this repository)",
+    )
     p.add_argument("--cwd", help="working directory for --command (default: the current one)")
-    p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"),
-                   help="Elasticsearch with the fixture loaded (default: $CITYREF_ES_URL or %(default)s)")
+    p.add_argument(
+        "--es-url",
+        default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"),
+        help="Elasticsearch with the fixture loaded (default: $CITYREF_ES_URL or %(default)s)",
+    )
     p.add_argument("--no-build", action="store_true", help="--service: do not run the build command")
     p.add_argument("--junit", metavar="PATH", help="write JUnit XML here (default: out/conformance/junit.xml)")
     p.add_argument("--out", metavar="DIR", help="logs and reports (default: out/conformance)")
-    p.add_argument("--only", metavar="GROUP", action="append", default=[],
-                   help="run only these groups (repeat or comma-separate): " + ", ".join(GROUPS))
+    p.add_argument(
+        "--only",
+        metavar="GROUP",
+        action="append",
+        default=[],
+        help="run only these groups (repeat or comma-separate): " + ", ".join(GROUPS),
+    )
     p.add_argument("--max-examples", type=int, default=50, help="schemathesis examples per operation (%(default)s)")
     p.add_argument("--seed", type=int, default=20240601, help="schemathesis seed (%(default)s)")
-    p.add_argument("--backend-timeout-ms", type=int, default=1000,
-                   help="ELASTICSEARCH_TIMEOUT_MS of the backend-check instance (%(default)s)")
+    p.add_argument(
+        "--backend-timeout-ms",
+        type=int,
+        default=1000,
+        help="ELASTICSEARCH_TIMEOUT_MS of the backend-check instance (%(default)s)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="pytest verbose output (one line per check)")
     p.add_argument("--pytest-arg", action="append", default=[], help="extra pytest argument (repeatable)")
     return p.parse_args(argv)
@@ -60,8 +79,9 @@ def build(service_dir: pathlib.Path, command: str, log: pathlib.Path) -> bool:
     t0 = time.monotonic()
     with open(log, "w", encoding="utf-8") as f:
         try:
-            rc = subprocess.call(["bash", "-c", command], cwd=service_dir, stdout=f, stderr=subprocess.STDOUT,
-                                 timeout=BUILD_TIMEOUT)
+            rc = subprocess.call(
+                ["bash", "-c", command], cwd=service_dir, stdout=f, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT
+            )
         except subprocess.TimeoutExpired:
             f.write(f"\n# build timed out after {BUILD_TIMEOUT}s\n")
             rc = -1
@@ -75,7 +95,7 @@ def print_summary(plugin: RunnerPlugin, groups: list[str], n_cases: int, elapsed
     tally = plugin.tally()
     print()
     print(f"{'check group':<14}" + "".join(f"{o:>9}" for o in OUTCOMES))
-    totals = {o: 0 for o in OUTCOMES}
+    totals = dict.fromkeys(OUTCOMES, 0)
     for g in groups:
         c = tally.get(g, {})
         print(f"{g:<14}" + "".join(f"{c.get(o, 0):>9}" for o in OUTCOMES))
@@ -161,8 +181,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     else:
         mode = "command"
-        cfg_kwargs.update(argv=shlex.split(args.command),
-                          cwd=pathlib.Path(args.cwd).resolve() if args.cwd else pathlib.Path.cwd())
+        cfg_kwargs.update(
+            argv=shlex.split(args.command), cwd=pathlib.Path(args.cwd).resolve() if args.cwd else pathlib.Path.cwd()
+        )
 
     try:
         known = load_known(name, pathlib.Path(args.known) if args.known else None)
@@ -171,28 +192,53 @@ def main(argv: list[str] | None = None) -> int:
         print(f"configuration error: {e}", file=sys.stderr)
         return 2
 
-    cfg = Config(mode=mode, es_url=args.es_url.rstrip("/"), out_dir=out, groups=groups, name=name, known=known,
-                 seed=args.seed, max_examples=args.max_examples, backend_timeout_ms=args.backend_timeout_ms,
-                 **cfg_kwargs)
+    cfg = Config(
+        mode=mode,
+        es_url=args.es_url.rstrip("/"),
+        out_dir=out,
+        groups=groups,
+        name=name,
+        known=known,
+        seed=args.seed,
+        max_examples=args.max_examples,
+        backend_timeout_ms=args.backend_timeout_ms,
+        **cfg_kwargs,
+    )
     if cfg.manages_process:
         problem = elasticsearch.problem(cfg.es_url, city_id=1)
         if problem:
-            print(f"Elasticsearch at {cfg.es_url} is not usable ({problem}); start it with `make es`",
-                  file=sys.stderr)
+            print(f"Elasticsearch at {cfg.es_url} is not usable ({problem}); start it with `make es`", file=sys.stderr)
             return 2
     runtime.CONFIG = cfg
     runtime.REPORT.clear()
-    runtime.REPORT["target"] = (f"{mode} {cfg.base_url}" if mode == "base-url"
-                                else f"{mode} {shlex.join(cfg.argv)} (in {cfg.cwd})")
+    runtime.REPORT["target"] = (
+        f"{mode} {cfg.base_url}" if mode == "base-url" else f"{mode} {shlex.join(cfg.argv)} (in {cfg.cwd})"
+    )
     if name:
         runtime.REPORT["implementation"] = name
 
     plugin = RunnerPlugin(known, groups)
     files = [str(HERE / "checks" / GROUPS[g]) for g in groups]
-    pytest_args = ["-c", str(HERE / "pytest.ini"), "--rootdir", str(HERE), "--import-mode=importlib",
-                   "-p", "no:cacheprovider", "--junitxml", str(junit), "-o", "junit_family=xunit1",
-                   "-o", "junit_suite_name=cityref-conformance", "--tb=short", "-rfE",
-                   "-v" if args.verbose else "-q", *args.pytest_arg, *files]
+    pytest_args = [
+        "-c",
+        str(HERE / "pytest.ini"),
+        "--rootdir",
+        str(HERE),
+        "--import-mode=importlib",
+        "-p",
+        "no:cacheprovider",
+        "--junitxml",
+        str(junit),
+        "-o",
+        "junit_family=xunit1",
+        "-o",
+        "junit_suite_name=cityref-conformance",
+        "--tb=short",
+        "-rfE",
+        "-v" if args.verbose else "-q",
+        *args.pytest_arg,
+        *files,
+    ]
     rc = pytest.main(pytest_args, plugins=[plugin])
     print_summary(plugin, groups, n_cases, time.monotonic() - t0, junit)
     if rc == 0 and any(r.outcome == "failed" for r in plugin.results.values()):

@@ -3,15 +3,18 @@
 Sends the same seeded, generated hostile requests (``hostile.py``) over raw sockets to every
 implementation, groups the answers by (status, Content-Type, body, ``Allow``, whether the
 connection was closed), and fails on any request where the implementations disagree, or where a
-non-2xx answer is not the contract's JSON, unless the implementation's descriptor (``differential_known``) explains that class
-of request for that implementation. Writes the protocol behaviour matrix (per class of request,
-what each implementation answers) to ``<out>/differential-matrix.md``.
+non-2xx answer is not the contract's JSON, unless the implementation's descriptor
+(``differential_known``) explains that class of request for that implementation. Writes the
+protocol behaviour matrix (per class of request, what each implementation answers) to
+``<out>/differential-matrix.md``.
 """
+
 from __future__ import annotations
 
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import os
@@ -27,19 +30,19 @@ import yaml
 from cityref_tools import descriptors, processes, readiness
 from conformance import hostile
 from conformance.known import entries as known_entries
-from conformance.rawhttp import CRLF, HttpError, parse_head, decode_chunked
+from conformance.rawhttp import CRLF, HttpError, decode_chunked, parse_head
 from conformance.runtime import ROOT
 from conformance.service import SPEC_ENV
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_SEED = 20261124
 DEFAULT_COUNT = 5000
-STALE_MIN = 10            # an entry whose class was sent this often must explain something
+STALE_MIN = 10  # an entry whose class was sent this often must explain something
 
 
 @dataclasses.dataclass(frozen=True)
 class Answer:
-    status: int                  # 0: no response at all
+    status: int  # 0: no response at all
     content_type: str
     body: bytes
     allow: str
@@ -66,8 +69,8 @@ class Answer:
 @dataclasses.dataclass(frozen=True)
 class Outcome:
     answers: tuple[Answer, ...]
-    closed: bool                 # the server closed the connection after its answers
-    note: str = ""               # timeout, reset, unparseable bytes
+    closed: bool  # the server closed the connection after its answers
+    note: str = ""  # timeout, reset, unparseable bytes
 
     def short(self) -> str:
         text = " + ".join(a.short() for a in self.answers) or "no answer"
@@ -122,8 +125,8 @@ def _answer_end(data: bytes, method: str) -> tuple[Answer, int] | None:
         n = int(lower["content-length"])
         if len(data) < start + n:
             return None
-        return Answer(status, ct, data[start:start + n], allow), start + n
-    return None   # delimited by the close
+        return Answer(status, ct, data[start : start + n], allow), start + n
+    return None  # delimited by the close
 
 
 def exchange(addr: tuple[str, int], case: hostile.Case, timeout: float, linger: float) -> Outcome:
@@ -136,10 +139,8 @@ def exchange(addr: tuple[str, int], case: hostile.Case, timeout: float, linger: 
     buf, answers, note, closed = b"", [], "", False
     deadline = time.monotonic() + timeout
     try:
-        try:
+        with contextlib.suppress(OSError):  # the server may answer and close before reading everything
             sock.sendall(case.data)
-        except OSError:
-            pass   # the server may answer and close before reading everything
         while True:
             while len(answers) < want:
                 try:
@@ -150,7 +151,7 @@ def exchange(addr: tuple[str, int], case: hostile.Case, timeout: float, linger: 
                 if got is None:
                     break
                 answers.append(got[0])
-                buf = buf[got[1]:]
+                buf = buf[got[1] :]
             if note:
                 break
             left = deadline - time.monotonic()
@@ -182,7 +183,7 @@ def exchange(addr: tuple[str, int], case: hostile.Case, timeout: float, linger: 
         try:
             status, _, headers = parse_head(buf[:sep] if sep >= 0 else buf)
             lower = {k.lower(): v for k, v in headers}
-            body = buf[sep + 4:] if sep >= 0 else b""
+            body = buf[sep + 4 :] if sep >= 0 else b""
             answers.append(Answer(status, lower.get("content-type", ""), body, lower.get("allow", "")))
             buf = b""
         except HttpError:
@@ -201,15 +202,21 @@ class _Loader(yaml.SafeLoader):
     pass
 
 
-_Loader.add_constructor("!pad", lambda loader, node: (lambda a: a[0] + a[1] * a[2] + a[3])(
-    loader.construct_sequence(node)))
+_Loader.add_constructor(
+    "!pad", lambda loader, node: (lambda a: a[0] + a[1] * a[2] + a[3])(loader.construct_sequence(node))
+)
 
 
 def load_wire_cases(path: pathlib.Path = WIRE_CASES) -> list[dict]:
     cases = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     for c in cases:
-        if set(c) - {"id", "class", "send", "expect", "closed", "allow"} or not {"id", "class", "send", "expect",
-                                                                               "closed"} <= set(c):
+        if set(c) - {"id", "class", "send", "expect", "closed", "allow"} or not {
+            "id",
+            "class",
+            "send",
+            "expect",
+            "closed",
+        } <= set(c):
             raise ValueError(f"{path}: bad case {c.get('id')!r}")
         c["data"] = c["send"].encode("utf-8")
     return cases
@@ -260,6 +267,7 @@ def run_wire_cases(targets, known, timeout: float, linger: float) -> tuple[list[
 
 # ---------------------------------------------------------------- known failures
 
+
 def load_known(extra: dict[str, pathlib.Path] | None = None) -> dict[str, dict[str, str]]:
     """{implementation: {class: reason}}: each descriptor's `differential_known`, and for an
     implementation outside this repository the same key in the file given as --known NAME=PATH."""
@@ -274,6 +282,7 @@ def load_known(extra: dict[str, pathlib.Path] | None = None) -> dict[str, dict[s
 
 # ---------------------------------------------------------------- targets
 
+
 @dataclasses.dataclass
 class Target:
     name: str
@@ -282,7 +291,7 @@ class Target:
 
     @property
     def addr(self) -> tuple[str, int]:
-        host, _, port = self.url[len("http://"):].rstrip("/").rpartition(":")
+        host, _, port = self.url[len("http://") :].rstrip("/").rpartition(":")
         return host, int(port)
 
 
@@ -295,15 +304,17 @@ def start_command(name: str, argv: list[str], cwd: pathlib.Path, es_url: str, ou
     port = processes.free_port()
     env = {k: v for k, v in os.environ.items() if k not in SPEC_ENV}
     env.update(PORT=str(port), ELASTICSEARCH_URL=es_url, LOG_LEVEL="warn")
-    log = open(out / f"differential-{name}.log", "wb")
-    proc = processes.start_session(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(out / f"differential-{name}.log", "wb") as log:  # the child keeps its own descriptor
+        proc = processes.start_session(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     return Target(name, f"http://127.0.0.1:{port}", proc)
 
 
 def wait_ready(t: Target, seconds: float = 60) -> None:
     alive = (lambda: t.proc.poll() is None) if t.proc is not None else (lambda: True)
-    if readiness.first_response(t.url + "/city/v1/get?id=1&language=en", time.time() + seconds, alive,
-                                poll=0.2) is None:
+    if (
+        readiness.first_response(t.url + "/city/v1/get?id=1&language=en", time.time() + seconds, alive, poll=0.2)
+        is None
+    ):
         if t.proc is not None and t.proc.poll() is not None:
             raise RuntimeError(f"{t.name} exited with {t.proc.returncode} before answering")
         raise RuntimeError(f"{t.name} did not answer at {t.url} within {seconds:.0f}s")
@@ -316,15 +327,28 @@ def stop(t: Target) -> None:
 
 # ---------------------------------------------------------------- the comparison
 
+
 def consensus(outcomes: dict[str, Outcome], method: str, order: list[str]) -> Outcome:
     """The most common outcome; a tie goes to the group whose errors are JSON, then to the first listed."""
     groups = collections.Counter(outcomes.values())
-    return max(groups, key=lambda o: (groups[o], not error_not_json(o, method),
-                                      -min(order.index(n) for n, x in outcomes.items() if x == o)))
+    return max(
+        groups,
+        key=lambda o: (
+            groups[o],
+            not error_not_json(o, method),
+            -min(order.index(n) for n, x in outcomes.items() if x == o),
+        ),
+    )
 
 
-def run(targets: list[Target], cases: list[hostile.Case], known: dict[str, dict[str, str]], workers: int,
-        timeout: float, linger: float) -> tuple[dict, dict]:
+def run(
+    targets: list[Target],
+    cases: list[hostile.Case],
+    known: dict[str, dict[str, str]],
+    workers: int,
+    timeout: float,
+    linger: float,
+) -> tuple[dict, dict]:
     names = [t.name for t in targets]
     results: dict[int, dict[str, Outcome]] = {c.index: {} for c in cases}
     jobs = [(c, t) for c in cases for t in targets]
@@ -346,12 +370,14 @@ def explained(name: str, case: hostile.Case, known: dict[str, dict[str, str]], u
 
 def matrix(cases: list[hostile.Case], results: dict[int, dict[str, Outcome]], names: list[str]) -> str:
     by_class: dict[str, list[hostile.Case]] = collections.defaultdict(list)
-    for c in cases:   # one row per class, from the requests that carry that class alone
+    for c in cases:  # one row per class, from the requests that carry that class alone
         alone = [x for x in c.classes if x != "pipelined"]
         if len(alone) <= 1:
             by_class[alone[0] if alone else ("pipelined" if c.pipelined else "plain")].append(c)
-    lines = ["| class of request | sent | all agree | " + " | ".join(names) + " |",
-             "|---|---|---|" + "---|" * len(names)]
+    lines = [
+        "| class of request | sent | all agree | " + " | ".join(names) + " |",
+        "|---|---|---|" + "---|" * len(names),
+    ]
     for cls in sorted(by_class):
         cs = by_class[cls]
         agree = sum(len(set(results[c.index].values())) == 1 for c in cs)
@@ -397,22 +423,34 @@ def report(cases, results, names, known, out: pathlib.Path, seed: int, used: set
             if error_not_json(o, c.method) and not explained(n, c, known, used):
                 nonjson[(n, c.label, o.short())].append(c.index)
     sent = collections.Counter(cls for c in cases for cls in c.classes)
-    stale = [(n, cls) for n, entries in known.items() if n in names for cls in entries
-             if sent[cls] >= STALE_MIN and (n, cls) not in used]
+    stale = [
+        (n, cls)
+        for n, entries in known.items()
+        if n in names
+        for cls in entries
+        if sent[cls] >= STALE_MIN and (n, cls) not in used
+    ]
     table = matrix(cases, results, names)
     (out / "differential-matrix.md").write_text(
         f"Seed {seed}, {len(cases)} requests to each of {', '.join(names)}. Each cell: the most common answers "
         f"to that class (status, body kind: json = the contract's Error JSON, text = anything else, "
         f"empty = no body; ✕ = the server closed the connection; +N = the pipelined request's status).\n\n"
-        + table + "\n", encoding="utf-8")
+        + table
+        + "\n",
+        encoding="utf-8",
+    )
     print(table)
     print()
-    print(f"seed {seed}: {len(cases)} requests x {len(names)} implementations; "
-          f"{disagreements} requests answered differently; "
-          f"{sum(map(len, failures.values()))} undocumented deviations, "
-          f"{sum(map(len, nonjson.values()))} undocumented non-JSON error bodies, {len(stale)} stale entries")
-    for title, groups in (("undocumented deviations (implementation, classes, its answer, the majority's)", failures),
-                          ("undocumented non-JSON error bodies", nonjson)):
+    print(
+        f"seed {seed}: {len(cases)} requests x {len(names)} implementations; "
+        f"{disagreements} requests answered differently; "
+        f"{sum(map(len, failures.values()))} undocumented deviations, "
+        f"{sum(map(len, nonjson.values()))} undocumented non-JSON error bodies, {len(stale)} stale entries"
+    )
+    for title, groups in (
+        ("undocumented deviations (implementation, classes, its answer, the majority's)", failures),
+        ("undocumented non-JSON error bodies", nonjson),
+    ):
         if groups:
             print(f"\n{title}:")
             for key, idx in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:60]:
@@ -426,26 +464,53 @@ def report(cases, results, names, known, out: pathlib.Path, seed: int, used: set
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m conformance differential", description=__doc__.split("\n\n")[0])
-    p.add_argument("--service", action="append", default=[],
-                   help="an implementation of this repository to start (built already), repeatable; 'all' for every one")
-    p.add_argument("--command", action="append", default=[], metavar="NAME=ARGV",
-                   help="start this shell-quoted command as implementation NAME (it gets PORT, ELASTICSEARCH_URL "
-                        "and LOG_LEVEL in its environment), repeatable")
-    p.add_argument("--base-url", action="append", default=[], metavar="NAME=URL",
-                   help="an implementation that is already running, repeatable")
-    p.add_argument("--known", action="append", default=[], metavar="NAME=PATH",
-                   help="known deviations of implementation NAME: the `differential_known` list of the YAML file "
-                        "PATH (this repository's implementations keep theirs in their descriptor), repeatable")
+    p.add_argument(
+        "--service",
+        action="append",
+        default=[],
+        help="an implementation of this repository to start (built already), repeatable; 'all' for every one",
+    )
+    p.add_argument(
+        "--command",
+        action="append",
+        default=[],
+        metavar="NAME=ARGV",
+        help="start this shell-quoted command as implementation NAME (it gets PORT, ELASTICSEARCH_URL "
+        "and LOG_LEVEL in its environment), repeatable",
+    )
+    p.add_argument(
+        "--base-url",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="an implementation that is already running, repeatable",
+    )
+    p.add_argument(
+        "--known",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="known deviations of implementation NAME: the `differential_known` list of the YAML file "
+        "PATH (this repository's implementations keep theirs in their descriptor), repeatable",
+    )
     p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"))
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed (%(default)s)")
     p.add_argument("--count", type=int, default=DEFAULT_COUNT, help="requests per implementation (%(default)s)")
-    p.add_argument("--index", type=int, action="append", default=[],
-                   help="replay only these requests of the seed and print every answer")
+    p.add_argument(
+        "--index",
+        type=int,
+        action="append",
+        default=[],
+        help="replay only these requests of the seed and print every answer",
+    )
     p.add_argument("--workers", type=int, default=64, help="connections in flight (%(default)s)")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for an answer (%(default)s)")
-    p.add_argument("--linger", type=float, default=0.2,
-                   help="seconds to wait for the close after the last answer (%(default)s)")
-    p.add_argument("--out", default=str(ROOT / "out" / "conformance"), help="where differential-matrix.md goes (%(default)s)")
+    p.add_argument(
+        "--linger", type=float, default=0.2, help="seconds to wait for the close after the last answer (%(default)s)"
+    )
+    p.add_argument(
+        "--out", default=str(ROOT / "out" / "conformance"), help="where differential-matrix.md goes (%(default)s)"
+    )
     return p.parse_args(argv)
 
 
@@ -477,8 +542,9 @@ def main(argv=None) -> int:
             print("no implementation: give --service or --base-url", file=sys.stderr)
             return 2
         t0 = time.monotonic()
-        wire_problems, wire_used = ([], set()) if args.index else run_wire_cases(targets, known, args.timeout,
-                                                                                  args.linger)
+        wire_problems, wire_used = (
+            ([], set()) if args.index else run_wire_cases(targets, known, args.timeout, args.linger)
+        )
         results, _ = run(targets, cases, known, args.workers, args.timeout, args.linger)
         elapsed = time.monotonic() - t0
     finally:

@@ -9,6 +9,7 @@ Computed from ``data/fixture/*.json`` with the rules of ``spec/openapi.yaml`` (s
   (integer); a name is missing when its key is absent, ``null`` or ``""``;
 * the 200 body is ``City`` with keys in schema order, compact JSON, non-ASCII literal.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,12 @@ def expected(city_id: int, language: str, cities: list[dict], regions: list[dict
     city = by_id.get(city_id)
     if city is None:
         return 404, error_body(f"Not Found: City#{city_id} not found.")
-    well_formed = (isinstance(city.get("countryIso"), str) and isinstance(city.get("isFeatured"), bool)
-                   and _is_int(city.get("regionId")) and _is_int(city.get("id")))
+    well_formed = (
+        isinstance(city.get("countryIso"), str)
+        and isinstance(city.get("isFeatured"), bool)
+        and _is_int(city.get("regionId"))
+        and _is_int(city.get("id"))
+    )
     if not well_formed:
         return 500, error_body(f"Internal Server Error: City#{city_id} is malformed.")
     name = _name(city, language)
@@ -62,8 +67,15 @@ def expected(city_id: int, language: str, cities: list[dict], regions: list[dict
     region_name = _name(region, language)
     if region_name is None:
         return 500, error_body(f"Internal Server Error: Region#{region_id} has no name in '{language}'.")
-    return 200, compact({"countryIso": city["countryIso"], "id": city["id"], "isFeatured": city["isFeatured"],
-                         "name": name, "regionName": region_name})
+    return 200, compact(
+        {
+            "countryIso": city["countryIso"],
+            "id": city["id"],
+            "isFeatured": city["isFeatured"],
+            "name": name,
+            "regionName": region_name,
+        }
+    )
 
 
 def fixture_expectations() -> list[tuple[int, str, int, bytes]]:

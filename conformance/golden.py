@@ -1,4 +1,5 @@
 """Comparing a response with a golden case (pure functions, unit-tested in tests_self)."""
+
 from __future__ import annotations
 
 from conformance.cases import Case

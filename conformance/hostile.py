@@ -11,6 +11,7 @@ differential group groups answers by those classes, and known-failures entries n
 Everything is drawn from one ``random.Random(seed)``, so a seed reproduces the requests byte for
 byte.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,17 @@ LISTED = ["/city/v1/get"]
 OTHER_PATHS = ["/", "/city/v1/get/", "/City/v1/get", "/city/v1", "/city/v1/get/x", "/nope", "/city/v1/./get"]
 LANGS = ["cs", "de", "en", "pl", "sk"]
 # the RFC 3986 gen-delims/sub-delims/unreserved never need escaping; these printable ASCII bytes do
-RAW_SPECIAL = {'"': "quote", "<": "angle", ">": "angle", "{": "brace", "}": "brace", "|": "pipe",
-               "\\": "backslash", "^": "caret", "`": "backtick"}
+RAW_SPECIAL = {
+    '"': "quote",
+    "<": "angle",
+    ">": "angle",
+    "{": "brace",
+    "}": "brace",
+    "|": "pipe",
+    "\\": "backslash",
+    "^": "caret",
+    "`": "backtick",
+}
 UTF8_WORDS = ["Plzeň", "Zürich", "Łódź", "城市", "😀"]
 UNKNOWN_METHODS = ["FOO", "PURGE", "PROPFIND", "M-SEARCH", "LINK", "X_Y"]
 FOLLOW_UP = b"GET /city/v1/get?id=1&language=en HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
@@ -31,11 +41,11 @@ FOLLOW_UP = b"GET /city/v1/get?id=1&language=en HTTP/1.1\r\nHost: 127.0.0.1\r\n\
 @dataclasses.dataclass
 class Case:
     index: int
-    classes: tuple[str, ...]     # what is unusual about it; () for a plain request
-    data: bytes                  # exactly what goes on the wire
-    method: str                  # the method token as sent (HEAD answers have no body)
-    pipelined: bool = False      # FOLLOW_UP was appended after the request
-    expect_close: bool = False   # the client asked for the connection to be closed
+    classes: tuple[str, ...]  # what is unusual about it; () for a plain request
+    data: bytes  # exactly what goes on the wire
+    method: str  # the method token as sent (HEAD answers have no body)
+    pipelined: bool = False  # FOLLOW_UP was appended after the request
+    expect_close: bool = False  # the client asked for the connection to be closed
 
     @property
     def label(self) -> str:
@@ -45,8 +55,26 @@ class Case:
 def _value(rng: random.Random, name: str) -> str:
     if name == "language":
         return rng.choice(LANGS + ["xx", "", "CS", "en-US", "e%6E"])
-    return rng.choice(["1", "3", "7", "9", "999", "0", "-1", "abc", "", "3.0", "%33", "1e3", "9223372036854775807",
-                       "9223372036854775808", "+3", "03"])
+    return rng.choice(
+        [
+            "1",
+            "3",
+            "7",
+            "9",
+            "999",
+            "0",
+            "-1",
+            "abc",
+            "",
+            "3.0",
+            "%33",
+            "1e3",
+            "9223372036854775807",
+            "9223372036854775808",
+            "+3",
+            "03",
+        ]
+    )
 
 
 def _query(rng: random.Random, classes: list[str]) -> str:
@@ -68,9 +96,16 @@ def _target(rng: random.Random, classes: list[str]) -> bytes:
         path = rng.choice(OTHER_PATHS)
         classes.append("path:unknown")
     else:
-        path, cls = rng.choice([("/city/v1/get%00", "path:pct-nul"), ("/%zz", "path:pct-invalid"),
-                                ("/city/v1/get%zz", "path:pct-invalid"), ("/city/v1/%67et", "path:pct-unreserved"),
-                                ("/city/v1/get%2F", "path:pct-slash"), ("/city%2Fv1/get", "path:pct-slash")])
+        path, cls = rng.choice(
+            [
+                ("/city/v1/get%00", "path:pct-nul"),
+                ("/%zz", "path:pct-invalid"),
+                ("/city/v1/get%zz", "path:pct-invalid"),
+                ("/city/v1/%67et", "path:pct-unreserved"),
+                ("/city/v1/get%2F", "path:pct-slash"),
+                ("/city%2Fv1/get", "path:pct-slash"),
+            ]
+        )
         classes.append(cls)
     target = path.encode() + (b"?" + _query(rng, classes).encode() if rng.random() < 0.95 else b"")
     # raw bytes that a client may send without percent-encoding them
@@ -96,9 +131,9 @@ def _target(rng: random.Random, classes: list[str]) -> bytes:
             classes.append("target:pct-nul")
             raw = b"%00"
         if kind.startswith("pct") and b"?" not in target:
-            target += b"?"                 # escapes in the path are the path:* classes
+            target += b"?"  # escapes in the path are the path:* classes
         if b"?" in target and (kind.startswith("pct") or rng.random() < 0.8):
-            pos = rng.randrange(target.index(b"?") + 1, len(target) + 1)   # somewhere in the query
+            pos = rng.randrange(target.index(b"?") + 1, len(target) + 1)  # somewhere in the query
         else:
             pos = rng.randrange(1, len(target) + 1)
         target = target[:pos] + raw + target[pos:]
@@ -206,8 +241,17 @@ def _headers(rng: random.Random, version: str, classes: list[str]) -> tuple[list
         else:
             close = True
     elif r < 0.45:
-        lines.append(rng.choice([b"Connection: close", b"Connection: close", b"Connection: Close",
-                                 b"connection: close", b"Connection: keep-alive, close"]))
+        lines.append(
+            rng.choice(
+                [
+                    b"Connection: close",
+                    b"Connection: close",
+                    b"Connection: Close",
+                    b"connection: close",
+                    b"Connection: keep-alive, close",
+                ]
+            )
+        )
         close = True
     elif r < 0.55:
         lines.append(b"Connection: keep-alive")
@@ -220,16 +264,30 @@ def generate(seed: int, count: int) -> list[Case]:
 
 
 # Classes that make a request malformed (the spec's 400 and close) before its end.
-MALFORMED = frozenset({
-    "line:bare-lf", "line:double-space", "line:no-version", "line:tab-separator", "line:whitespace-in-target",
-    "version:other", "version:malformed", "target:raw-control", "header:no-host", "header:duplicate-host",
-    "header:obs-fold", "header:space-before-colon", "header:no-colon", "header:control-in-value",
-    "body:bad-content-length", "body:content-length-and-chunked",
-})
+MALFORMED = frozenset(
+    {
+        "line:bare-lf",
+        "line:double-space",
+        "line:no-version",
+        "line:tab-separator",
+        "line:whitespace-in-target",
+        "version:other",
+        "version:malformed",
+        "target:raw-control",
+        "header:no-host",
+        "header:duplicate-host",
+        "header:obs-fold",
+        "header:space-before-colon",
+        "header:no-colon",
+        "header:control-in-value",
+        "body:bad-content-length",
+        "body:content-length-and-chunked",
+    }
+)
 
 
 def one(rng: random.Random, index: int) -> Case:
-    for _ in range(50):   # most requests carry one unusual part, some none, some two
+    for _ in range(50):  # most requests carry one unusual part, some none, some two
         case = _draw(rng, index)
         want = rng.choices([0, 1, 2], [10, 70, 20])[0]
         # The spec leaves open which refusal (400 or 431) a request that is both malformed and

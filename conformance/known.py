@@ -5,6 +5,7 @@ elsewhere. A list of {check: <group>/<name>, reason: <why, with evidence>}.
 Every entry becomes a strict xfail: the check must fail (an unexpected pass fails the run, so a
 fixed bug forces the entry's removal), and an entry naming no existing check is an error.
 """
+
 from __future__ import annotations
 
 import pathlib

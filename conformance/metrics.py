@@ -1,4 +1,5 @@
 """A small parser for the Prometheus text exposition format (0.0.4), enough for the metrics checks."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,13 +15,16 @@ class ParseError(ValueError):
 
 @dataclasses.dataclass
 class Exposition:
-    types: dict[str, str]                               # metric family -> type
-    samples: list[tuple[str, dict[str, str], float]]    # (sample name, labels, value)
+    types: dict[str, str]  # metric family -> type
+    samples: list[tuple[str, dict[str, str], float]]  # (sample name, labels, value)
 
     def find(self, name: str, **labels: str) -> list[tuple[dict[str, str], float]]:
         """Samples named ``name`` whose labels include all of ``labels`` (other labels allowed)."""
-        return [(lbl, v) for n, lbl, v in self.samples
-                if n == name and all(lbl.get(k) == want for k, want in labels.items())]
+        return [
+            (lbl, v)
+            for n, lbl, v in self.samples
+            if n == name and all(lbl.get(k) == want for k, want in labels.items())
+        ]
 
     def value(self, name: str, labels: dict[str, str], missing_label_as_empty: bool = False) -> float:
         """Sum of the samples named ``name`` whose labels equal ``labels`` exactly (0 if none).
@@ -71,7 +75,7 @@ def _parse_labels(text: str, pos: int) -> tuple[dict[str, str], int]:
                 raise ParseError(f"unterminated label value: {text!r}")
             ch = text[pos]
             if ch == "\\":
-                nxt = text[pos + 1:pos + 2]
+                nxt = text[pos + 1 : pos + 2]
                 value.append({"n": "\n", "\\": "\\", '"': '"'}.get(nxt, "\\" + nxt))
                 pos += 2
                 continue

@@ -1,4 +1,5 @@
 """pytest plugin of the runner: check ids, known failures as strict xfail, the per-group tally."""
+
 from __future__ import annotations
 
 import collections
@@ -36,7 +37,7 @@ class RunnerPlugin:
         self.known = known
         self.groups = groups
         self.results: dict[str, Result] = {}
-        self.ids: dict[str, str] = {}          # nodeid -> check id
+        self.ids: dict[str, str] = {}  # nodeid -> check id
 
     # collection ------------------------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
@@ -61,7 +62,7 @@ class RunnerPlugin:
             return  # the first decisive phase wins (a failed setup stays failed)
         if report.when == "call" or report.outcome != "passed":
             if hasattr(report, "wasxfail"):
-                outcome = "xfailed" if report.skipped else "failed"   # strict xpass reports failed
+                outcome = "xfailed" if report.skipped else "failed"  # strict xpass reports failed
                 message = report.wasxfail
             elif report.failed:
                 outcome = "failed"

@@ -15,8 +15,10 @@ Modes, switchable at any time with :meth:`Proxy.set_mode`:
 A fault can be limited to some requests with ``match`` (a predicate on the recorded request);
 requests that do not match are passed through.
 """
+
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import http.client
@@ -30,8 +32,16 @@ import zlib
 from typing import Callable
 from urllib.parse import urlsplit
 
-HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
-              "content-length"}
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "content-length",
+}
 
 
 @dataclasses.dataclass
@@ -42,10 +52,10 @@ class Exchange:
     headers: dict[str, str]
     body: bytes
     mode: str = ""
-    status: int | None = None          # status relayed to the service (None: no answer)
-    response_body: bytes = b""         # relayed body, decompressed
-    relayed: bool = False              # True when the answer came from Elasticsearch
-    ended: float | None = None         # when it was answered, or the service gave up on it
+    status: int | None = None  # status relayed to the service (None: no answer)
+    response_body: bytes = b""  # relayed body, decompressed
+    relayed: bool = False  # True when the answer came from Elasticsearch
+    ended: float | None = None  # when it was answered, or the service gave up on it
 
     def mentions(self, text: str) -> bool:
         return text in self.target or text.encode() in self.body
@@ -94,8 +104,8 @@ class Mode:
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    request_queue_size = 1024     # many concurrent service connections (the in-flight bound check)
-    proxy: "Proxy"
+    request_queue_size = 1024  # many concurrent service connections (the in-flight bound check)
+    proxy: Proxy
 
     def handle_error(self, request, client_address):  # a service dropping a connection is not news
         pass
@@ -139,8 +149,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _handle(self):
         proxy = self.server.proxy
         body = self._read_body()
-        ex = Exchange(time.monotonic(), self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                      body)
+        ex = Exchange(time.monotonic(), self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         proxy._record(ex)
         try:
             self._handle_recorded(ex, body)
@@ -153,7 +162,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         while mode.name == "hold":
             ex.mode = "hold"
             mode = proxy._wait_release(ex, self.connection)
-            if mode is None:   # proxy closing, or the service closed the connection
+            if mode is None:  # proxy closing, or the service closed the connection
                 self.close_connection = True
                 return
         ex.mode = mode.name
@@ -161,14 +170,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._forward(ex, body)
         elif mode.name == "status":
             ex.status, ex.response_body = mode.status, mode.body
-            self._answer(mode.status, [("Content-Type", mode.content_type),
-                                       ("X-elastic-product", "Elasticsearch")], mode.body)
+            self._answer(
+                mode.status, [("Content-Type", mode.content_type), ("X-elastic-product", "Elasticsearch")], mode.body
+            )
         elif mode.name in ("reset", "refuse"):
             self.close_connection = True
-            try:
+            with contextlib.suppress(OSError):
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            except OSError:
-                pass
             self.connection.close()
         else:
             raise AssertionError(mode.name)
@@ -209,7 +217,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     self.connection.close()
                     return
         out = [(k, v) for k, v in resp.getheaders() if k.lower() not in HOP_BY_HOP]
-        ex.status, ex.response_body, ex.relayed = resp.status, decode_body(data, resp.getheader("Content-Encoding")), True
+        ex.status, ex.response_body, ex.relayed = (
+            resp.status,
+            decode_body(data, resp.getheader("Content-Encoding")),
+            True,
+        )
         self._answer(resp.status, out, data)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _handle
@@ -232,7 +244,7 @@ class Proxy:
         self._closing = False
 
     # lifecycle -----------------------------------------------------------------------------
-    def start(self) -> "Proxy":
+    def start(self) -> Proxy:
         self._listen()
         return self
 
@@ -241,8 +253,9 @@ class Proxy:
         server.proxy = self
         self.port = server.server_address[1]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"proxy-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"proxy-{self.port}", daemon=True
+        )
         self._thread.start()
 
     def _unlisten(self):
@@ -253,10 +266,8 @@ class Proxy:
         with self._lock:
             conns = list(self._conns)
         for c in conns:
-            try:
+            with contextlib.suppress(OSError):
                 c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def close(self):
         with self._lock:
@@ -275,8 +286,14 @@ class Proxy:
         return f"http://{self.host}:{self.port}"
 
     # modes ---------------------------------------------------------------------------------
-    def set_mode(self, name: str, status: int = 0, body: bytes = b"", content_type: str = "application/json",
-                 match: Match | None = None):
+    def set_mode(
+        self,
+        name: str,
+        status: int = 0,
+        body: bytes = b"",
+        content_type: str = "application/json",
+        match: Match | None = None,
+    ):
         assert name in ("pass", "hold", "status", "reset"), name
         with self._lock:
             self._mode = Mode(name, status, body, content_type, match)
@@ -322,8 +339,10 @@ class Proxy:
     def max_in_flight(self, mark: int) -> int:
         """The most requests since ``mark`` that were open (unanswered, not given up) at one time."""
         exchanges = self.since(mark)
-        return max((sum(1 for e in exchanges if e.t <= x.t and (e.ended is None or e.ended > x.t))
-                    for x in exchanges), default=0)
+        return max(
+            (sum(1 for e in exchanges if e.t <= x.t and (e.ended is None or e.ended > x.t)) for x in exchanges),
+            default=0,
+        )
 
     def mark(self) -> int:
         """An index into the record; pass it to since()."""

@@ -5,8 +5,10 @@ compare bytes: status, headers in order (names as sent), and the body framed by 
 chunked encoding (or the connection close). For HEAD no body is expected; any byte that arrives
 after the headers is kept in ``extra`` so a check can complain about it.
 """
+
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import selectors
@@ -23,7 +25,7 @@ class Response:
     headers: list[tuple[str, str]]
     body: bytes
     elapsed: float = 0.0
-    extra: bytes = b""          # bytes after the framed body (a HEAD body, say)
+    extra: bytes = b""  # bytes after the framed body (a HEAD body, say)
     raw_head: bytes = b""
 
     def header(self, name: str) -> str | None:
@@ -47,8 +49,9 @@ class HttpError(Exception):
     """No parseable HTTP response (connection refused, reset, timeout, garbage)."""
 
 
-def build_request(method: str, target: bytes | str, host: str, headers: list[tuple[str, str]] | None = None,
-                  body: bytes | None = None) -> bytes:
+def build_request(
+    method: str, target: bytes | str, host: str, headers: list[tuple[str, str]] | None = None, body: bytes | None = None
+) -> bytes:
     """The exact bytes sent. ``target`` must be ASCII (percent-encode anything else)."""
     if isinstance(target, str):
         target = target.encode("ascii")
@@ -102,11 +105,11 @@ def decode_chunked(data: bytes) -> tuple[bytes, bytes] | None:
                 if end < 0:
                     return None
                 if end == pos:
-                    return bytes(body), data[end + 2:]
+                    return bytes(body), data[end + 2 :]
                 pos = end + 2
         if len(data) < pos + size + 2:
             return None
-        body += data[pos:pos + size]
+        body += data[pos : pos + size]
         pos += size + 2
 
 
@@ -117,7 +120,7 @@ def parse_response(data: bytes, method: str, eof: bool) -> Response | None:
         if eof:
             raise HttpError(f"connection closed before the end of the headers: {data[:200]!r}")
         return None
-    head, rest = data[:sep], data[sep + 4:]
+    head, rest = data[:sep], data[sep + 4 :]
     status, reason, headers = parse_head(head)
     resp = Response(status, reason, headers, b"", raw_head=head)
     if method.upper() == "HEAD" or status in (204, 304) or 100 <= status < 200:
@@ -159,7 +162,7 @@ def framed_complete(data: bytes, method: str) -> bool:
         status, _, headers = parse_head(data[:sep])
     except HttpError:
         return False
-    rest = data[sep + 4:]
+    rest = data[sep + 4 :]
     if method.upper() == "HEAD" or status in (204, 304) or 100 <= status < 200:
         return True
     lower = {k.lower(): v for k, v in headers}
@@ -176,8 +179,15 @@ def framed_complete(data: bytes, method: str) -> bool:
     return False
 
 
-def request(base: tuple[str, int], method: str, target: bytes | str, headers=None, body: bytes | None = None,
-            timeout: float = 10.0, linger: float = 0.1) -> Response:
+def request(
+    base: tuple[str, int],
+    method: str,
+    target: bytes | str,
+    headers=None,
+    body: bytes | None = None,
+    timeout: float = 10.0,
+    linger: float = 0.1,
+) -> Response:
     """Sends one request on a new connection and reads the answer.
 
     Reads until the server closes the connection (we asked it to); once the framed response is
@@ -194,10 +204,9 @@ def request(base: tuple[str, int], method: str, target: bytes | str, headers=Non
     buf = bytearray()
     try:
         sock.settimeout(timeout)
-        try:
+        # the server may answer (414) and close before reading everything; read what it said
+        with contextlib.suppress(OSError):
             sock.sendall(data)
-        except OSError:
-            pass  # the server may answer (414) and close before reading everything; read what it said
         complete_at, reset = None, False
         while True:
             try:
@@ -205,7 +214,9 @@ def request(base: tuple[str, int], method: str, target: bytes | str, headers=Non
             except socket.timeout:
                 if complete_at is not None:
                     break
-                raise HttpError(f"timeout after {timeout}s waiting for the response; got {bytes(buf[:200])!r}") from None
+                raise HttpError(
+                    f"timeout after {timeout}s waiting for the response; got {bytes(buf[:200])!r}"
+                ) from None
             except ConnectionResetError:
                 reset = True
                 break
@@ -228,8 +239,9 @@ def request(base: tuple[str, int], method: str, target: bytes | str, headers=Non
     return resp
 
 
-def concurrent(base: tuple[str, int], method: str, target: bytes | str, n: int,
-               timeout: float) -> list[tuple[float, Response | None, str | None]]:
+def concurrent(
+    base: tuple[str, int], method: str, target: bytes | str, n: int, timeout: float
+) -> list[tuple[float, Response | None, str | None]]:
     """``n`` requests at once, each on its own connection, from one thread (non-blocking sockets
     and one selector, so no client thread waits for the interpreter): for each, the seconds from
     sending it (once its connection is up) to its complete answer, and the Response or an error."""
@@ -260,7 +272,7 @@ def concurrent(base: tuple[str, int], method: str, target: bytes | str, n: int,
                 if err:
                     finish(i, sock, None, f"connect failed: {os.strerror(err)}")
                     continue
-                sock.sendall(data)   # a few dozen bytes: the socket buffer takes them at once
+                sock.sendall(data)  # a few dozen bytes: the socket buffer takes them at once
                 sent[i] = time.monotonic()
                 sel.modify(sock, selectors.EVENT_READ, i)
                 continue
@@ -285,7 +297,7 @@ def split_url(url: str) -> tuple[str, int]:
     """('127.0.0.1', 8080) from 'http://127.0.0.1:8080' (plain HTTP only)."""
     if not url.startswith("http://"):
         raise ValueError(f"only http:// base URLs are supported: {url}")
-    hostport = url[len("http://"):].rstrip("/")
+    hostport = url[len("http://") :].rstrip("/")
     if "/" in hostport:
         raise ValueError(f"a base URL has no path: {url}")
     host, _, port = hostport.rpartition(":")

@@ -1,4 +1,5 @@
 """Same as ``python -m conformance`` from the repository root, runnable from anywhere."""
+
 import pathlib
 import runpy
 import sys

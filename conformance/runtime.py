@@ -1,4 +1,5 @@
 """State shared between the runner (cli.py) and the checks it runs in-process with pytest."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,13 +22,13 @@ MODULE_GROUP = {v[:-3]: k for k, v in GROUPS.items()}
 
 @dataclasses.dataclass
 class Config:
-    mode: str                           # base-url | service | command
+    mode: str  # base-url | service | command
     es_url: str
     out_dir: pathlib.Path
     groups: list[str]
-    name: str | None = None             # implementation name (known failures)
-    base_url: str | None = None         # base-url mode
-    argv: list[str] | None = None       # service / command mode
+    name: str | None = None  # implementation name (known failures)
+    base_url: str | None = None  # base-url mode
+    argv: list[str] | None = None  # service / command mode
     cwd: pathlib.Path = ROOT
     known: dict[str, str] = dataclasses.field(default_factory=dict)
     seed: int = 20240601

@@ -4,6 +4,7 @@ Cities 14-17 of the fixture are deliberately broken: the spec requires 500 for t
 exactly by the golden cases), so generated requests for those ids are filtered out rather than
 reported by `not_a_server_error`.
 """
+
 import schemathesis
 
 BROKEN_FIXTURE_CITIES = {14, 15, 16, 17}

@@ -1,4 +1,5 @@
 """Starting, watching and stopping a service process (service and command modes)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,8 +30,8 @@ def closed_port() -> int:
 
 @dataclasses.dataclass
 class LogLine:
-    t: float          # monotonic arrival time
-    stream: str       # stdout | stderr
+    t: float  # monotonic arrival time
+    stream: str  # stdout | stderr
     text: str
 
     def json(self):
@@ -45,8 +46,9 @@ class LogLine:
 class Instance:
     """One run of a service: ``Instance(argv, cwd, env).start()``; always ``stop()`` it."""
 
-    def __init__(self, argv: list[str], cwd: pathlib.Path, env: dict[str, str], label: str,
-                 log_dir: pathlib.Path | None = None):
+    def __init__(
+        self, argv: list[str], cwd: pathlib.Path, env: dict[str, str], label: str, log_dir: pathlib.Path | None = None
+    ):
         self.argv, self.cwd, self.label = list(argv), pathlib.Path(cwd), label
         base = {k: v for k, v in os.environ.items() if k not in SPEC_ENV}
         base.update(env)
@@ -62,21 +64,24 @@ class Instance:
         self._readers: list[threading.Thread] = []
 
     # process ---------------------------------------------------------------------------------
-    def start(self) -> "Instance":
+    def start(self) -> Instance:
         if self.log_path:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = open(self.log_path, "w", encoding="utf-8")
+            # written by the reader threads until stop() closes it
+            self._log_file = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115
             shown = {k: v for k, v in self.env.items() if k in SPEC_ENV}
             self._log_file.write(f"# argv={self.argv} cwd={self.cwd} env={shown}\n")
         self.started_at = time.monotonic()
         try:
-            self.proc = processes.start_session(self.argv, cwd=self.cwd, env=self.env,
-                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.proc = processes.start_session(
+                self.argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
         except OSError as e:
             raise RuntimeError(f"cannot start {self.argv} in {self.cwd}: {e}") from None
         for stream in ("stdout", "stderr"):
-            t = threading.Thread(target=self._read, args=(stream, getattr(self.proc, stream)),
-                                 name=f"{self.label}-{stream}", daemon=True)
+            t = threading.Thread(
+                target=self._read, args=(stream, getattr(self.proc, stream)), name=f"{self.label}-{stream}", daemon=True
+            )
             t.start()
             self._readers.append(t)
         return self
@@ -124,7 +129,7 @@ class Instance:
                 processes.kill_group(self.proc.pid)
                 self.wait_exit(5)
         else:
-            processes.kill_group(self.proc.pid)   # the leader exited; leave no child of ours behind
+            processes.kill_group(self.proc.pid)  # the leader exited; leave no child of ours behind
         for t in self._readers:
             t.join(timeout=2)
         if self._log_file:
@@ -148,8 +153,10 @@ class Instance:
         deadline = self.started_at + timeout
         while True:
             if not self.running():
-                raise RuntimeError(f"{self.label} exited with code {self.proc.returncode} before answering HTTP;"
-                                   f" output:\n{self.tail()}")
+                raise RuntimeError(
+                    f"{self.label} exited with code {self.proc.returncode} before answering HTTP;"
+                    f" output:\n{self.tail()}"
+                )
             try:
                 rawhttp.request(self.base, "GET", "/health", timeout=2, linger=0)
                 self.startup_seconds = time.monotonic() - self.started_at

@@ -8,6 +8,7 @@
 * Any other path (not an operation of the spec): the body must be the ``Error`` schema and the
   Content-Type ``application/json`` (HEAD: no body).
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,7 +25,7 @@ from conformance.rawhttp import Response
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SPEC_FILE = ROOT / "spec" / "openapi.yaml"
-HOST_URL = "http://127.0.0.1:8080"   # the spec's server; responses are validated as if from there
+HOST_URL = "http://127.0.0.1:8080"  # the spec's server; responses are validated as if from there
 
 
 def media_type(content_type: str | None) -> str:
@@ -79,15 +80,17 @@ class SpecValidator:
         for name in documented.get("headers") or {}:
             if resp.header(name) is None:
                 errors.append(f"header {name} missing (documented for {resp.status} on {path})")
-        if "application/json" in (documented.get("content") or {}) and ctype != "application/json" \
-                and media_type(ctype) == "application/json":
+        if (
+            "application/json" in (documented.get("content") or {})
+            and ctype != "application/json"
+            and media_type(ctype) == "application/json"
+        ):
             errors.append(f"Content-Type {ctype!r}: JSON responses carry exactly 'application/json'")
         request = MockRequest(HOST_URL, "get", path)
         headers = {}
         for k, v in resp.headers:
             headers.setdefault(k, v)
-        response = MockResponse(resp.body, status_code=resp.status, headers=headers,
-                                content_type=(ctype or "").lower())
+        response = MockResponse(resp.body, status_code=resp.status, headers=headers, content_type=(ctype or "").lower())
         try:
             self.openapi.validate_response(request, response)
         except Exception as e:  # openapi-core raises a family of exceptions; all mean "does not conform"

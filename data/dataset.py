@@ -13,6 +13,7 @@ REGION_ID_BASE / CITY_ID_BASE so the dataset can sit beside the fixture. Names a
 (cities 10-40 KB, regions 0.5-1 MB, as in GoOut's originals) but are drawn from a pool of
 pre-serialised rings, which keeps generation cheap; services never read them anyway.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,13 @@ FIXTURE = pathlib.Path(__file__).resolve().parent / "fixture"
 LANGUAGES = ("cs", "de", "en", "pl", "sk")
 DEFAULT_CITIES, DEFAULT_REGIONS, DEFAULT_SEED = 100_000, 1_000, 2020
 REGION_ID_BASE, CITY_ID_BASE = 1_000, 1_000_000
-COUNTRIES = (("CZ", "Europe/Prague"), ("SK", "Europe/Bratislava"), ("PL", "Europe/Warsaw"),
-             ("AT", "Europe/Vienna"), ("DE", "Europe/Berlin"))
+COUNTRIES = (
+    ("CZ", "Europe/Prague"),
+    ("SK", "Europe/Bratislava"),
+    ("PL", "Europe/Warsaw"),
+    ("AT", "Europe/Vienna"),
+    ("DE", "Europe/Berlin"),
+)
 
 
 def _dumps(doc: dict) -> str:
@@ -38,7 +44,7 @@ def ring(lat: float, lon: float, vertices: int, radius: float, rnd: random.Rando
     for i in range(vertices):
         a = 2 * math.pi * i / vertices
         r = radius * (0.8 + 0.4 * rnd.random())
-        points.append("[%.6f,%.6f]" % (lon + r * math.cos(a), lat + r * math.sin(a)))
+        points.append(f"[{lon + r * math.cos(a):.6f},{lat + r * math.sin(a):.6f}]")
     points.append(points[0])
     return '{"type":"Polygon","coordinates":[[' + ",".join(points) + "]]}"
 
@@ -57,16 +63,80 @@ def fixture(kind: str):
 
 # --- benchmark dataset -------------------------------------------------------------------------
 
-_ONSETS = ("Br", "Ch", "Dol", "Hor", "Kr", "Lub", "Mal", "Nov", "Ost", "Pod", "Roz", "Sl", "Star",
-           "Tr", "Vel", "Zl", "Bys", "Kam", "Les", "Pol", "Rad", "Sv", "Vys", "Žel")
+_ONSETS = (
+    "Br",
+    "Ch",
+    "Dol",
+    "Hor",
+    "Kr",
+    "Lub",
+    "Mal",
+    "Nov",
+    "Ost",
+    "Pod",
+    "Roz",
+    "Sl",
+    "Star",
+    "Tr",
+    "Vel",
+    "Zl",
+    "Bys",
+    "Kam",
+    "Les",
+    "Pol",
+    "Rad",
+    "Sv",
+    "Vys",
+    "Žel",
+)
 _MIDDLES = ("a", "e", "o", "i", "u", "ě", "á", "í", "ou", "y")
-_CODAS = ("bor", "dín", "hrad", "kov", "lín", "mír", "nice", "ov", "štejn", "tín", "ves", "zín",
-          "brod", "hora", "pole", "ec", "any", "ice")
+_CODAS = (
+    "bor",
+    "dín",
+    "hrad",
+    "kov",
+    "lín",
+    "mír",
+    "nice",
+    "ov",
+    "štejn",
+    "tín",
+    "ves",
+    "zín",
+    "brod",
+    "hora",
+    "pole",
+    "ec",
+    "any",
+    "ice",
+)
 _FOLD = str.maketrans("áčďéěíňóřšťúůýžÁČĎÉĚÍŇÓŘŠŤÚŮÝŽ", "acdeeinorstuuyzACDEEINORSTUUYZ")
-_GERMAN = (("š", "sch"), ("č", "tsch"), ("ž", "sch"), ("ř", "rsch"), ("v", "w"), ("c", "z"),
-           ("ou", "au"), ("ě", "e"), ("í", "i"), ("á", "a"), ("ý", "y"), ("ň", "n"))
-_POLISH = (("š", "sz"), ("č", "cz"), ("ř", "rz"), ("ž", "ż"), ("ě", "ie"), ("ou", "ó"),
-           ("v", "w"), ("í", "i"), ("á", "a"), ("ý", "y"))
+_GERMAN = (
+    ("š", "sch"),
+    ("č", "tsch"),
+    ("ž", "sch"),
+    ("ř", "rsch"),
+    ("v", "w"),
+    ("c", "z"),
+    ("ou", "au"),
+    ("ě", "e"),
+    ("í", "i"),
+    ("á", "a"),
+    ("ý", "y"),
+    ("ň", "n"),
+)
+_POLISH = (
+    ("š", "sz"),
+    ("č", "cz"),
+    ("ř", "rz"),
+    ("ž", "ż"),
+    ("ě", "ie"),
+    ("ou", "ó"),
+    ("v", "w"),
+    ("í", "i"),
+    ("á", "a"),
+    ("ý", "y"),
+)
 _SLOVAK = (("ě", "e"), ("ř", "r"), ("ů", "ô"), ("ou", "ú"))
 
 
@@ -80,15 +150,22 @@ def _names(rnd: random.Random, suffix: str = "") -> dict:
     cs = rnd.choice(_ONSETS) + rnd.choice(_MIDDLES) + rnd.choice(_CODAS)
     if rnd.random() < 0.3:
         cs += " nad " + rnd.choice(("Labem", "Vltavou", "Odrou", "Moravou", "Sázavou"))
-    variants = {"cs": cs, "de": _respell(cs, _GERMAN), "en": cs.translate(_FOLD),
-                "pl": _respell(cs, _POLISH), "sk": _respell(cs, _SLOVAK)}
+    variants = {
+        "cs": cs,
+        "de": _respell(cs, _GERMAN),
+        "en": cs.translate(_FOLD),
+        "pl": _respell(cs, _POLISH),
+        "sk": _respell(cs, _SLOVAK),
+    }
     return {f"name.{lang}": value + suffix for lang, value in variants.items()}
 
 
 def _pool(seed: int, count: int, lo: int, hi: int, radius: float) -> list[str]:
     rnd = random.Random(seed)
-    return [ring(49.5 + rnd.uniform(-2, 2), 16.0 + rnd.uniform(-4, 4), rnd.randint(lo, hi), radius, rnd)
-            for _ in range(count)]
+    return [
+        ring(49.5 + rnd.uniform(-2, 2), 16.0 + rnd.uniform(-4, 4), rnd.randint(lo, hi), radius, rnd)
+        for _ in range(count)
+    ]
 
 
 def regions(n: int = DEFAULT_REGIONS, seed: int = DEFAULT_SEED):
@@ -96,8 +173,11 @@ def regions(n: int = DEFAULT_REGIONS, seed: int = DEFAULT_SEED):
     pool = _pool(seed, 16, 23_000, 45_000, 0.8)  # 0.5-1 MB each
     for i in range(n):
         iso, _ = COUNTRIES[i % len(COUNTRIES)]
-        doc = {"id": REGION_ID_BASE + i, "countryIso": iso,
-               "centroid": {"lat": round(rnd.uniform(46.5, 54.5), 4), "lon": round(rnd.uniform(9, 24), 4)}}
+        doc = {
+            "id": REGION_ID_BASE + i,
+            "countryIso": iso,
+            "centroid": {"lat": round(rnd.uniform(46.5, 54.5), 4), "lon": round(rnd.uniform(9, 24), 4)},
+        }
         doc.update(_names(rnd, " Region"))
         yield doc["id"], _dumps(doc)[:-1] + ',"geometry":' + pool[i % len(pool)] + "}"
 
@@ -108,10 +188,15 @@ def cities(n: int = DEFAULT_CITIES, n_regions: int = DEFAULT_REGIONS, seed: int 
     for i in range(n):
         region = rnd.randrange(n_regions)
         iso, tz = COUNTRIES[region % len(COUNTRIES)]
-        doc = {"id": CITY_ID_BASE + i, "countryIso": iso, "regionId": REGION_ID_BASE + region,
-               "isFeatured": rnd.random() < 0.05, "population": int(rnd.paretovariate(1.2) * 800),
-               "timezone": tz,
-               "centroid": {"lat": round(rnd.uniform(46.5, 54.5), 4), "lon": round(rnd.uniform(9, 24), 4)}}
+        doc = {
+            "id": CITY_ID_BASE + i,
+            "countryIso": iso,
+            "regionId": REGION_ID_BASE + region,
+            "isFeatured": rnd.random() < 0.05,
+            "population": int(rnd.paretovariate(1.2) * 800),
+            "timezone": tz,
+            "centroid": {"lat": round(rnd.uniform(46.5, 54.5), 4), "lon": round(rnd.uniform(9, 24), 4)},
+        }
         doc.update(_names(rnd))
         yield doc["id"], _dumps(doc)[:-1] + ',"geometry":' + pool[rnd.randrange(len(pool))] + "}"
 

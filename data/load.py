@@ -9,6 +9,7 @@
 
 Standard library only, so it runs anywhere Python 3.9+ does.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,6 +21,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "data"), str(ROOT)]
 import dataset  # noqa: E402
+
 from cityref_tools import elasticsearch  # noqa: E402
 
 INDICES = {"city": "city_v1", "region": "region_v1"}
@@ -63,7 +65,7 @@ def bulk(es: str, index: str, docs, label: str, batch_bytes: int = 8 << 20) -> i
             print(f"{label}: {total} documents ({rate:,.0f}/s)", flush=True)
 
     for doc_id, source in docs:
-        action = '{"index":{"_id":"%d"}}' % doc_id
+        action = '{"index":{"_id":"' + str(doc_id) + '"}}'
         lines += [action, "\n", source, "\n"]
         size += len(source) + len(action) + 2
         total += 1

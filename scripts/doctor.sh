@@ -34,7 +34,7 @@ have unzip "apt-get install unzip"
 have git "apt-get install git"
 if command -v python3 >/dev/null; then
   at_least python3 "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" 3.9 "install Python 3.9+ (Debian: apt-get install python3 python3-venv)"
-  python3 -c 'import venv, ensurepip' 2>/dev/null && ok "python3 venv" "" || bad "python3 venv" "apt-get install python3-venv"
+  if python3 -c 'import venv, ensurepip' 2>/dev/null; then ok "python3 venv" ""; else bad "python3 venv" "apt-get install python3-venv"; fi
 else
   bad python3 "install Python 3.9+ (Debian: apt-get install python3 python3-venv)"
 fi
@@ -51,7 +51,7 @@ else
 fi
 
 services=$(scripts/python.sh scripts/services.py list) || exit 1
-echo "services ($(echo $services | tr ' ' ,)):"
+echo "services ($(echo "$services" | paste -sd, -)):"
 need_rust=0 need_go=0 need_jvm=0
 for svc in $services; do
   case "$(scripts/python.sh scripts/services.py get "$svc" language)" in
@@ -62,7 +62,7 @@ for svc in $services; do
 done
 if [ $need_rust = 1 ]; then
   have cargo "install Rust 1.95+ (rustup.rs: rustup toolchain install 1.95)"
-  cargo clippy --version >/dev/null 2>&1 && ok "cargo clippy" "$(cargo clippy --version)" || bad "cargo clippy" "rustup component add clippy"
+  if cargo clippy --version >/dev/null 2>&1; then ok "cargo clippy" "$(cargo clippy --version)"; else bad "cargo clippy" "rustup component add clippy"; fi
 fi
 if [ $need_go = 1 ]; then
   if command -v go >/dev/null; then

@@ -90,7 +90,7 @@ stop() {
     log "stopping Elasticsearch (pid $pid)"
     kill "$pid"
     for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" || true
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" || true; fi
   fi
   rm -f "$PIDFILE"
 }

@@ -61,15 +61,33 @@ def probe_once(args: argparse.Namespace) -> dict:
     env = ["-e", f"PORT={port}", "-e", f"ELASTICSEARCH_URL={args.es_url}"]
     env += [f"--add-host={h}" for h in args.add_host]
     t0 = time.time()
-    subprocess.run(podman + ["run", "-d", "--rm", "--pull=never", "--network", "host", "--name", name,
-                             "--label", "cityref.test=1", *LIMITS, *env, args.image],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        podman
+        + [
+            "run",
+            "-d",
+            "--rm",
+            "--pull=never",
+            "--network",
+            "host",
+            "--name",
+            name,
+            "--label",
+            "cityref.test=1",
+            *LIMITS,
+            *env,
+            args.image,
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     try:
         first = first_response(f"http://127.0.0.1:{port}{PATH}", t0 + 60, status=200)
         if first is None:
             raise SystemExit(f"{args.image}: no 200 within 60 s")
-        inspect = json.loads(subprocess.run(podman + ["inspect", name], check=True,
-                                            capture_output=True, text=True).stdout)[0]
+        inspect = json.loads(
+            subprocess.run(podman + ["inspect", name], check=True, capture_output=True, text=True).stdout
+        )[0]
         started = parse_started(inspect["State"]["StartedAt"]) if "StartedAt" in inspect["State"] else None
         pid = inspect["State"]["Pid"]
         for _ in range(50):
@@ -78,7 +96,7 @@ def probe_once(args: argparse.Namespace) -> dict:
         try:
             memory = cgroup.of_pid(pid).sample().memory_bytes
         except (OSError, RuntimeError):
-            memory = None   # no cpu and memory cgroup visible to us
+            memory = None  # no cpu and memory cgroup visible to us
         rss = rss_kib(pid)
         t_stop = time.time()
         subprocess.run(podman + ["stop", "-t", "15", name], check=True, stdout=subprocess.DEVNULL)
@@ -97,8 +115,14 @@ def probe_once(args: argparse.Namespace) -> dict:
 def probe(args: argparse.Namespace) -> dict:
     """args.runs fresh containers; the median of each figure, and every run's figures."""
     runs = [probe_once(args) for _ in range(args.runs)]
-    size = int(subprocess.run(args.podman.split() + ["image", "inspect", "--format", "{{.Size}}", args.image],
-                              check=True, capture_output=True, text=True).stdout)
+    size = int(
+        subprocess.run(
+            args.podman.split() + ["image", "inspect", "--format", "{{.Size}}", args.image],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     result: dict = {"image": args.image, "size_bytes": size, "limits": " ".join(LIMITS)}
     for key in runs[0]:
         values = [r[key] for r in runs if r[key] is not None]
@@ -108,15 +132,19 @@ def probe(args: argparse.Namespace) -> dict:
 
 
 def table(files: list[str]) -> None:
-    print(f"{'image':36} {'size':>9} {'startup (launch)':>17} {'startup (in container)':>23} "
-          f"{'idle memory':>12} {'idle RSS':>9}")
+    print(
+        f"{'image':36} {'size':>9} {'startup (launch)':>17} {'startup (in container)':>23} "
+        f"{'idle memory':>12} {'idle RSS':>9}"
+    )
     for f in files:
         r = json.loads(Path(f).read_text())
         mem = f"{r['idle_memory_bytes'] / 2**20:.1f} MiB" if r["idle_memory_bytes"] else "n/a"
         rss = f"{r['idle_rss_kib'] / 1024:.1f} MiB" if r["idle_rss_kib"] else "n/a"
         inside = f"{r['startup_container_s'] * 1000:.0f} ms" if r["startup_container_s"] is not None else "n/a"
-        print(f"{r['image']:36} {r['size_bytes'] / 1e6:6.1f} MB {r['startup_launch_s'] * 1000:14.0f} ms "
-              f"{inside:>23} {mem:>12} {rss:>9}")
+        print(
+            f"{r['image']:36} {r['size_bytes'] / 1e6:6.1f} MB {r['startup_launch_s'] * 1000:14.0f} ms "
+            f"{inside:>23} {mem:>12} {rss:>9}"
+        )
 
 
 def main() -> None:
@@ -126,8 +154,13 @@ def main() -> None:
     p.add_argument("--es-url")
     p.add_argument("--json")
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--add-host", action="append", default=[], metavar="NAME:IP",
-                   help="an /etc/hosts entry in the container (to reach Elasticsearch by name)")
+    p.add_argument(
+        "--add-host",
+        action="append",
+        default=[],
+        metavar="NAME:IP",
+        help="an /etc/hosts entry in the container (to reach Elasticsearch by name)",
+    )
     p.add_argument("--table", nargs="+")
     args = p.parse_args()
     if args.table:

@@ -47,6 +47,7 @@ bases() {
   if ! image_exists "$JDK_IMAGE"; then
     local jh; jh=$(java_home)
     log "creating $JDK_IMAGE (mmdebstrap + $jh)"
+    # shellcheck disable=SC2016  # "$1" is mmdebstrap's: the hook gets the root directory as $1
     SOURCE_DATE_EPOCH=$TIMESTAMP "${mm[@]}" --include=libc6,libgcc-s1,base-files,dash,coreutils,findutils,binutils \
       --customize-hook='ln -sf dash "$1/bin/sh"' bookworm "$tmp/jdk-base.tar" "$DEBIAN_MIRROR"
     "$PODMAN" import --quiet "$tmp/jdk-base.tar" localhost/cityref/jdk-base:bookworm >/dev/null
@@ -125,7 +126,8 @@ test_images() {
   scripts/python.sh -m conformance differential --es-url "$es_url" --out "$OUT/results/differential-images" "${diff_args[@]}" \
     || failed=1
   "$PODMAN" ps -aq --filter label=cityref.test=1 | xargs -r "$PODMAN" rm -f >/dev/null
-  scripts/python.sh scripts/image_probe.py --table $(for svc in $list; do echo "$OUT/results/image-$svc.json"; done)
+  local tables=(); for svc in $list; do tables+=("$OUT/results/image-$svc.json"); done
+  scripts/python.sh scripts/image_probe.py --table "${tables[@]}"
   return $failed
 }
 

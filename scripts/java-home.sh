@@ -20,7 +20,7 @@ usable() { [ -x "$1/bin/java" ] && [ -x "$1/bin/$need" ] && [ "$(major "$1")" -g
 if [ -n "${JAVA_HOME:-}" ] && usable "$JAVA_HOME"; then echo "$JAVA_HOME"; exit 0; fi
 best=
 for jh in /usr/lib/jvm/* /Library/Java/JavaVirtualMachines/*/Contents/Home; do
-  [ -d "$jh" ] && usable "$jh" || continue
+  { [ -d "$jh" ] && usable "$jh"; } || continue
   if [ -z "$best" ] || [ "$(major "$jh")" -gt "$(major "$best")" ]; then best=$jh; fi
 done
 if [ -z "$best" ] && command -v java >/dev/null 2>&1; then

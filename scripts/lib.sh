@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared shell helpers; source from scripts/*.sh. Paths are relative to the project root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,4 +27,5 @@ fetch() {
   fi
 }
 
+# shellcheck disable=SC2034  # used by the scripts that source this file
 MAVEN_CENTRAL=https://repo1.maven.org/maven2

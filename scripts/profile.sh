@@ -20,7 +20,8 @@ out="$OUT/profiles/$svc/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
 
-eval "argv=($(scripts/python.sh scripts/services.py get "$svc" command))"   # the descriptor's reader
+argv=()   # the descriptor's command, shell-quoted by its reader
+eval "argv=($(scripts/python.sh scripts/services.py get "$svc" command))"
 jvm=0
 [ -f "services/$svc/pom.xml" ] && jvm=1
 warmup=${WARMUP_SECONDS:-$([ $jvm = 1 ] && echo 90 || echo 30)}

@@ -7,6 +7,7 @@ Columns: name, language, framework and Elasticsearch client, folder, and a statu
 descriptor: its `note`, its known failures (`known_failures`) and its HTTP-layer deviations
 (`http_layer`, in plain words, required when it has `differential_known` entries).
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -25,8 +26,11 @@ def status(desc: dict, path: pathlib.Path) -> str:
     if deviations and not desc.get("http_layer"):
         raise SystemExit(f"{path}: differential_known entries need `http_layer`, the deviations in plain words")
     parts = [desc["note"]] if desc.get("note") else []
-    parts.append("conformance: no known failures" if not known else
-                 f"conformance: {len(known)} known failure(s) ({', '.join(k['check'] for k in known)})")
+    parts.append(
+        "conformance: no known failures"
+        if not known
+        else f"conformance: {len(known)} known failure(s) ({', '.join(k['check'] for k in known)})"
+    )
     parts.append(f"HTTP layer: {desc['http_layer']} (documented)" if deviations else "HTTP layer: no deviations")
     return "; ".join(parts)
 
@@ -37,8 +41,9 @@ def table() -> str:
         desc = descriptors.load(path)
         folder = path.parent.relative_to(descriptors.ROOT).as_posix()
         framework = ", ".join(filter(None, [desc["framework"], desc.get("elasticsearch_client")]))
-        rows.append(f"| {desc['name']} | {desc['language']} | {framework} | [{folder}]({folder}) | "
-                    f"{status(desc, path)} |")
+        rows.append(
+            f"| {desc['name']} | {desc['language']} | {framework} | [{folder}]({folder}) | {status(desc, path)} |"
+        )
     return "\n".join(rows)
 
 
@@ -52,8 +57,10 @@ def main(argv: list[str]) -> int:
     new = render(text)
     if "--check" in argv:
         if new != text:
-            print("README.md's services table differs from services/*/cityref.yaml: run `make readme-table`",
-                  file=sys.stderr)
+            print(
+                "README.md's services table differs from services/*/cityref.yaml: run `make readme-table`",
+                file=sys.stderr,
+            )
             return 1
         return 0
     README.write_text(new, encoding="utf-8")

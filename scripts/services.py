@@ -1,11 +1,12 @@
 """Lists the implementations in services/*/cityref.yaml and reads their descriptors.
 
-    services.py list              names, one per line, alphabetical (the directory names); with
-                                  SERVICES set (`make up SERVICES=rust-actix,go-kit`), only those
-    services.py get NAME KEY      one key (a list is printed shell-quoted)
-    services.py start NAME PORT ES_URL LOG PIDFILE
-                                  start it in the background (own session, no inherited fds)
+services.py list              names, one per line, alphabetical (the directory names); with
+                              SERVICES set (`make up SERVICES=rust-actix,go-kit`), only those
+services.py get NAME KEY      one key (a list is printed shell-quoted)
+services.py start NAME PORT ES_URL LOG PIDFILE
+                              start it in the background (own session, no inherited fds)
 """
+
 import os
 import pathlib
 import shlex
@@ -19,8 +20,13 @@ def start(name: str, port: str, es_url: str, log: str, pidfile: str) -> None:
     d = descriptor(name)
     env = dict(os.environ, PORT=port, ELASTICSEARCH_URL=es_url)
     with open(log, "ab") as out:
-        proc = processes.start_session([str(a) for a in d["command"]], cwd=descriptors.SERVICES / name, env=env,
-                                       stdout=out, stderr=subprocess.STDOUT)
+        proc = processes.start_session(
+            [str(a) for a in d["command"]],
+            cwd=descriptors.SERVICES / name,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     pathlib.Path(pidfile).write_text(f"{proc.pid}\n")
 
 

@@ -2,6 +2,7 @@
 
 The JSON file is generated, committed, and embedded byte for byte by every service (GET /api-docs).
 """
+
 import json
 import pathlib
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test`: spec lint, the suite's self-tests, every service's unit tests, the full conformance
+# `make test`: spec lint, the Python and shell linters, the suite's self-tests, every service's unit tests, the full conformance
 # suite against every implementation in services/*/cityref.yaml (built and started by the suite
 # against the Elasticsearch fixture), the differential group (the same generated hostile requests
 # to all of them at once), the benchmark harness's unit tests and smoke run (bench/),
@@ -23,6 +23,7 @@ stage() {
 }
 
 stage "spec lint" scripts/lint-spec.sh
+stage "lint: Python (ruff), shell (shellcheck)" scripts/lint.sh
 stage "shared Python tools tests" scripts/python.sh -m pytest -q cityref_tools/tests
 stage "conformance self-tests" scripts/python.sh -m pytest -q conformance/tests_self
 stage "README services table" scripts/python.sh scripts/readme_table.py --check
@@ -38,10 +39,10 @@ for svc in $services; do
 done
 if [ "$(echo "$services" | wc -w)" -ge 2 ]; then
   diff_args=(); for svc in $services; do diff_args+=(--service "$svc"); done
-  stage "differential: $(echo $services | tr ' ' ',')" scripts/python.sh -m conformance differential \
+  stage "differential: $(echo "$services" | paste -sd, -)" scripts/python.sh -m conformance differential \
     "${diff_args[@]}" --es-url "$(scripts/es.sh url)" --out "$OUT/results/differential"
 else
-  log "differential: skipped (it compares two or more services; SERVICES=$SERVICES)"
+  log "differential: skipped (it compares two or more services; SERVICES=${SERVICES:-})"
 fi
 stage "bench smoke run" scripts/bench.sh smoke
 stage "images: build" scripts/images.sh build

@@ -18,7 +18,7 @@ def test_parse_wrk_reads_the_hook_line() -> None:
     r = load.parse_wrk(WRK_OUTPUT)
     assert r["duration_s"] == 2.0
     assert r["responses"] == 9000
-    assert r["successes"] == 8990          # non-2xx responses are not successes
+    assert r["successes"] == 8990  # non-2xx responses are not successes
     assert r["status_errors"] == 10
     assert r["socket_errors"] == 3
     assert r["latency_ms"]["p50"] == 0.2 and r["latency_ms"]["p99_9"] == 0.9
@@ -45,12 +45,14 @@ def test_percentile_nearest_rank() -> None:
 
 
 def test_parse_vegeta_csv() -> None:
-    rows = "\n".join([
-        "1700000000000000000,200,1000000,0,120,,,,0,GET,http://x/,",
-        "1700000000000000001,200,3000000,0,120,,,,1,GET,http://x/,",
-        "1700000000000000002,500,2000000,0,40,,,,2,GET,http://x/,",
-        '1700000000000000003,0,15000000000,0,0,"Get ""http://x/"": timeout",,,3,GET,http://x/,',
-    ])
+    rows = "\n".join(
+        [
+            "1700000000000000000,200,1000000,0,120,,,,0,GET,http://x/,",
+            "1700000000000000001,200,3000000,0,120,,,,1,GET,http://x/,",
+            "1700000000000000002,500,2000000,0,40,,,,2,GET,http://x/,",
+            '1700000000000000003,0,15000000000,0,0,"Get ""http://x/"": timeout",,,3,GET,http://x/,',
+        ]
+    )
     r = load.parse_vegeta_csv(rows, 2.0)
     assert (r["successes"], r["status_errors"], r["socket_errors"], r["responses"]) == (2, 1, 1, 3)
     assert r["latency_ms"]["p50"] == 2.0

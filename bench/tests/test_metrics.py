@@ -1,13 +1,20 @@
 import pytest
 
-from cityref_tools.cgroup import Sample
 from bench.metrics import at_fixed, band, cumulative, overload, ratio, step_metrics, totals, wide
+from cityref_tools.cgroup import Sample
 
 
 def load_result(successes=1000, status=0, socket=0, seconds=2.0):
-    return {"duration_s": seconds, "responses": successes + status, "successes": successes, "status_errors": status,
-            "socket_errors": socket, "errors_detail": {}, "bytes": 0,
-            "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "mean": 1, "max": 5}}
+    return {
+        "duration_s": seconds,
+        "responses": successes + status,
+        "successes": successes,
+        "status_errors": status,
+        "socket_errors": socket,
+        "errors_detail": {},
+        "bytes": 0,
+        "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "mean": 1, "max": 5},
+    }
 
 
 def sample(cpu_s, mem=100 * 2**20, peak=150 * 2**20, thr=0.0, oom=0):
@@ -79,7 +86,7 @@ def test_figures_at_the_fixed_connection_count() -> None:
     steps = closed_steps([(16, 0.05, 1.0), (64, 0.1, 4.0), (256, 0.12, 9.0)])
     f = at_fixed(steps, 64)
     assert f["connections"] == 64 and f["rps"] == 500
-    assert f["cpu_us_per_request"] == pytest.approx(100)          # 0.1 CPU-s / 1000 requests
+    assert f["cpu_us_per_request"] == pytest.approx(100)  # 0.1 CPU-s / 1000 requests
     assert f["requests_per_cpu_s"] == pytest.approx(10_000)
     assert f["p99_ms"] == 4.0 and f["error_ratio"] == 0
     missing = at_fixed(steps, 32)
@@ -109,5 +116,5 @@ def test_wide_band_marks_more_than_five_percent() -> None:
     assert not wide(band([100.0]))
     assert not wide(band([100.0, 104.0]))
     assert wide(band([100.0, 106.0]))
-    assert wide(band([100.0, 101.0, 95.0]))          # (101 - 95) / 100
+    assert wide(band([100.0, 101.0, 95.0]))  # (101 - 95) / 100
     assert not wide(None)

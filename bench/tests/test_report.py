@@ -8,53 +8,106 @@ from pathlib import Path
 import pytest
 
 from bench import nginx, report, runner, warmup
-from cityref_tools.cgroup import Sample
 from bench.metrics import cumulative, step_metrics, totals
+from cityref_tools.cgroup import Sample
 
 
-def result(name: str, kind: str, rps_per_conn: float, cpu_per_req: float, repeat: int = 0,
-           capped: bool = False) -> dict:
+def result(
+    name: str, kind: str, rps_per_conn: float, cpu_per_req: float, repeat: int = 0, capped: bool = False
+) -> dict:
     """Two warm-up windows at 4 connections (the second 10 % cheaper when capped: never stable), steps at 1
     and 4 connections, one open-loop step."""
     steps = []
     for i, (kind_, conns) in enumerate((("warmup", 4), ("warmup", 4), ("step", 1), ("step", 4))):
         ok = int(rps_per_conn * conns * 2)
         cpu = cpu_per_req * (0.9 if capped and i == 1 else 1.0)
-        load = {"duration_s": 2.0, "responses": ok, "successes": ok, "status_errors": 0, "socket_errors": 0,
-                "errors_detail": {}, "bytes": 0,
-                "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "mean": 1.0, "max": 5.0}}
-        m = step_metrics(load, Sample(0, 0, 0, 0, 0, 0),
-                         Sample(int(ok * cpu * 1e9), 2**20, 2**21 * conns, 0, 0, 0))
+        load = {
+            "duration_s": 2.0,
+            "responses": ok,
+            "successes": ok,
+            "status_errors": 0,
+            "socket_errors": 0,
+            "errors_detail": {},
+            "bytes": 0,
+            "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "mean": 1.0, "max": 5.0},
+        }
+        m = step_metrics(load, Sample(0, 0, 0, 0, 0, 0), Sample(int(ok * cpu * 1e9), 2**20, 2**21 * conns, 0, 0, 0))
         m.update(kind=kind_, connections=conns, rate=None)
         steps.append(m)
     open_step = dict(steps[-1], kind="open", connections=None, rate=100)
     windows = iter(steps[:2])
     _, warm = warmup.until_stable(warmup.Rule(4, 2.0, 4.0, 0.03, agreeing=2), lambda n, s: next(windows))
-    return {"target": name, "kind": kind, "repeat": repeat, "status": "ok", "reason": None, "meta": {},
-            "startup_s": 0.05, "cpu_startup_s": 0.01, "verify": {"passed": True}, "warmup": warm,
-            "steps": steps + [open_step], "totals": totals(steps, 0.01, 0.0275, fixed_connections=4),
-            "cumulative": cumulative(steps, 0.01)}
+    return {
+        "target": name,
+        "kind": kind,
+        "repeat": repeat,
+        "status": "ok",
+        "reason": None,
+        "meta": {},
+        "startup_s": 0.05,
+        "cpu_startup_s": 0.01,
+        "verify": {"passed": True},
+        "warmup": warm,
+        "steps": steps + [open_step],
+        "totals": totals(steps, 0.01, 0.0275, fixed_connections=4),
+        "cumulative": cumulative(steps, 0.01),
+    }
 
 
 def document(svc_cpu: tuple[float, float] = (100e-6, 100e-6), capped: bool = False) -> dict:
     results = [result("svc", "bare", 1000, cpu, r, capped) for r, cpu in enumerate(svc_cpu)]
     results += [result("floor (nginx → Elasticsearch)", "floor", 2000, 25e-6)]
-    results += [{"target": "broken", "kind": "bare", "repeat": 0, "status": "failed",
-                 "reason": "verify gate: golden cases failed <b>", "meta": {}, "startup_s": 0.1, "steps": []}]
+    results += [
+        {
+            "target": "broken",
+            "kind": "bare",
+            "repeat": 0,
+            "status": "failed",
+            "reason": "verify gate: golden cases failed <b>",
+            "meta": {},
+            "startup_s": 0.1,
+            "steps": [],
+        }
+    ]
     doc = {
-        "schema": runner.SCHEMA, "run_id": "test", "wall_s": 12.0,
+        "schema": runner.SCHEMA,
+        "run_id": "test",
+        "wall_s": 12.0,
         "profile": {"name": "smoke", "connections": [1, 4], "repeats": 2, "fixed_connections": 4},
         "upstream": {"kind": "elasticsearch", "description": "ES"},
-        "machine": {"cpu_model": "cpu", "cpus": 2, "memory_bytes": 2**30, "os": "os", "kernel": "k", "cgroup": "v1",
-                    "load_average_at_start": [0.1, 0.2, 0.3], "git": "abc", "versions": {"wrk": "wrk 4.1.0"}},
-        "placement": {"target": "1", "load": "0", "upstream": "0", "note": "n",
-                      "upstream_pinning": {"how": "pinned with taskset -a", "cpus": "0", "pids": [7],
-                                           "previous": {"7": "0-1"}, "restored": True, "errors": []}},
+        "machine": {
+            "cpu_model": "cpu",
+            "cpus": 2,
+            "memory_bytes": 2**30,
+            "os": "os",
+            "kernel": "k",
+            "cgroup": "v1",
+            "load_average_at_start": [0.1, 0.2, 0.3],
+            "git": "abc",
+            "versions": {"wrk": "wrk 4.1.0"},
+        },
+        "placement": {
+            "target": "1",
+            "load": "0",
+            "upstream": "0",
+            "note": "n",
+            "upstream_pinning": {
+                "how": "pinned with taskset -a",
+                "cpus": "0",
+                "pids": [7],
+                "previous": {"7": "0-1"},
+                "restored": True,
+                "errors": [],
+            },
+        },
         "limits": {"cpus": 1.5, "memory_bytes": 2**29},
         "request": {"path": "/p", "mode": "fixed", "ids": 1, "fixed_id": 1},
         "options": {"price_per_vcpu_hour_usd": 0.0275},
-        "targets": [{"name": "svc", "kind": "bare"}, {"name": "floor (nginx → Elasticsearch)", "kind": "floor"},
-                    {"name": "broken", "kind": "bare"}],
+        "targets": [
+            {"name": "svc", "kind": "bare"},
+            {"name": "floor (nginx → Elasticsearch)", "kind": "floor"},
+            {"name": "broken", "kind": "bare"},
+        ],
         "results": results,
     }
     doc["summary"] = report.summary(doc)
@@ -77,9 +130,9 @@ def test_html_is_self_contained() -> None:
     page = report.html(document())
     assert page.startswith("<!doctype html>")
     assert page.count("<svg") >= 14
-    assert not re.search(r"(src|href)=[\"']?https?:", page)     # nothing fetched from the network
+    assert not re.search(r"(src|href)=[\"']?https?:", page)  # nothing fetched from the network
     assert "<script" not in page
-    assert "golden cases failed &lt;b&gt;" in page               # reasons are escaped
+    assert "golden cases failed &lt;b&gt;" in page  # reasons are escaped
     assert "Open loop" in page and "Cumulative requests vs CPU seconds" in page
     assert "× floor" in page
 
@@ -100,13 +153,17 @@ def test_nginx_configurations_are_valid(tmp_path: Path, kind: str) -> None:
         (tmp_path / "docs" / "plain").mkdir(parents=True)
         conf = nginx.static_conf(tmp_path, 18080, tmp_path / "docs", 2)
     (tmp_path / "nginx.conf").write_text(conf)
-    p = subprocess.run(["nginx", "-t", "-p", str(tmp_path), "-e", str(tmp_path / "error.log"),
-                        "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True)
+    p = subprocess.run(
+        ["nginx", "-t", "-p", str(tmp_path), "-e", str(tmp_path / "error.log"), "-c", str(tmp_path / "nginx.conf")],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
 
 
 def test_check_flags_failures_and_missing_figures() -> None:
     from bench.cli import check
+
     doc = document()
     problems = check(doc)
     assert problems == ["broken (repeat 1): verify gate: golden cases failed <b>"]
@@ -118,22 +175,23 @@ def test_check_flags_failures_and_missing_figures() -> None:
 
 def test_text_summary_lists_every_target() -> None:
     from bench.cli import text_summary
+
     text = text_summary(document())
     assert "svc" in text and "floor (nginx → Elasticsearch)" in text and "verify gate" in text
-    assert "0.25" in text   # the ratio to the floor
-    assert "µs/req@4" in text and "100.0" in text    # CPU per request at the fixed count
+    assert "0.25" in text  # the ratio to the floor
+    assert "µs/req@4" in text and "100.0" in text  # CPU per request at the fixed count
     assert "⚠" not in text.splitlines()[1]
-    assert "105.0 ⚠" in text_summary(document(svc_cpu=(100e-6, 110e-6)))   # the median, marked
+    assert "105.0 ⚠" in text_summary(document(svc_cpu=(100e-6, 110e-6)))  # the median, marked
 
 
 def test_progress_eta_uses_completed_targets() -> None:
     p = runner.Progress(total_targets=4, per_target_s=100)
-    assert p.eta(0) == 400                       # the plan before any target completed
+    assert p.eta(0) == 400  # the plan before any target completed
     p.t0 -= 0
     p.target_t0 -= 60
-    p.next_target(complete=True)                 # the first took 60 s
+    p.next_target(complete=True)  # the first took 60 s
     assert p.eta(0) == pytest.approx(180, abs=1)
-    p.next_target(complete=False)                # a failed target does not count as a sample
+    p.next_target(complete=False)  # a failed target does not count as a sample
     assert p.eta(30) == pytest.approx(90, abs=1)
 
 
@@ -166,7 +224,7 @@ def test_every_band_carries_its_spread_and_a_wide_one_is_marked() -> None:
     page = report.html(unsteady)
     row = re.search(r'<tr class="wide-band">.*?</tr>', page)
     assert row and "svc" in row[0] and "⚠" in row[0]
-    assert page.count('class="wide-band"') == 1           # the floor (one repeat) is not marked
+    assert page.count('class="wide-band"') == 1  # the floor (one repeat) is not marked
 
 
 def test_overload_table() -> None:
@@ -212,14 +270,15 @@ def v1_document() -> dict:
 
 def test_schema_1_files_still_check_and_render() -> None:
     from bench.cli import check
+
     doc = v1_document()
     doc["results"] = [r for r in doc["results"] if r["status"] == "ok"]
     assert check(doc) == []
     page = report.html(doc)
     assert "Overload (4 connections)" in page and "<h2>Warm-up</h2>" not in page
-    svc = next(r for r in report.summary(doc) if r["target"] == "svc")     # computed from the steps
+    svc = next(r for r in report.summary(doc) if r["target"] == "svc")  # computed from the steps
     assert svc["overload"]["memory_peak_bytes"]["median"] == 2**21 * 4 and svc["warmup"] is None
-    assert svc["at_fixed"]["connections"] == 64 and svc["at_fixed"]["rps"] is None   # no step at the default 64
+    assert svc["at_fixed"]["connections"] == 64 and svc["at_fixed"]["rps"] is None  # no step at the default 64
     doc["profile"]["connections"] = [1, 4]
     doc["profile"]["fixed_connections"] = 4
     svc = next(r for r in report.summary(doc) if r["target"] == "svc")
@@ -228,6 +287,7 @@ def test_schema_1_files_still_check_and_render() -> None:
 
 def test_check_wants_the_schema_2_figures() -> None:
     from bench.cli import check
+
     doc = document()
     doc["results"] = doc["results"][:1]
     assert check(doc) == []
@@ -253,6 +313,9 @@ def test_check_wants_the_schema_2_figures() -> None:
 
 def test_report_functions_stay_short() -> None:
     tree = ast.parse(Path(report.__file__).read_text())
-    long = [f"{n.name}: {n.end_lineno - n.lineno + 1} lines" for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 80]
+    long = [
+        f"{n.name}: {n.end_lineno - n.lineno + 1} lines"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 80
+    ]
     assert long == []

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from bench import cli, load, runner
-from cityref_tools.cgroup import Sample
 from bench.targets import Meter, Running, Target
+from cityref_tools.cgroup import Sample
 
 
 def test_quick_profile_reaches_2048_connections() -> None:
@@ -37,15 +37,33 @@ def test_profile_problems() -> None:
 
 
 def test_cli_overrides() -> None:
-    a = cli.parser().parse_args(["--no-bare", "--no-images", "--no-floor", "--no-ceiling", "--connections", "8,32",
-                                 "--fixed-connections", "32", "--stable-connections", "16", "--stable-window", "2",
-                                 "--stable-cap", "20", "--stable-tolerance", "0.05"])
+    a = cli.parser().parse_args(
+        [
+            "--no-bare",
+            "--no-images",
+            "--no-floor",
+            "--no-ceiling",
+            "--connections",
+            "8,32",
+            "--fixed-connections",
+            "32",
+            "--stable-connections",
+            "16",
+            "--stable-window",
+            "2",
+            "--stable-cap",
+            "20",
+            "--stable-tolerance",
+            "0.05",
+        ]
+    )
     p = cli.config(a).profile
     assert (p.connections, p.fixed_connections, p.stable_connections) == ([8, 32], 32, 16)
     assert (p.stable_window_s, p.stable_cap_s, p.stable_tolerance) == (2, 20, 0.05)
     with pytest.raises(SystemExit, match="fixed-connections 64"):
-        cli.config(cli.parser().parse_args(["--no-bare", "--no-images", "--no-floor", "--no-ceiling",
-                                            "--connections", "8,32"]))
+        cli.config(
+            cli.parser().parse_args(["--no-bare", "--no-images", "--no-floor", "--no-ceiling", "--connections", "8,32"])
+        )
 
 
 def test_raise_nofile() -> None:
@@ -53,6 +71,7 @@ def test_raise_nofile() -> None:
 
     def set_(which, limits):
         calls.append(limits)
+
     assert runner.raise_nofile(3072, get=lambda _: (1024, 20000), set_=set_) == 20000
     assert calls == [(20000, 20000)]
     calls.clear()
@@ -61,6 +80,7 @@ def test_raise_nofile() -> None:
 
     def refuse(which, limits):
         raise ValueError("not allowed")
+
     with pytest.raises(SystemExit, match="2048 connections need 3072 open files"):
         runner.raise_nofile(3072, get=lambda _: (1024, 2048), set_=refuse)
     assert runner.raise_nofile(3072, get=lambda _: (resource.RLIM_INFINITY,) * 2, set_=refuse) == resource.RLIM_INFINITY
@@ -83,25 +103,48 @@ def fake_load(meter: CountingMeter | None, cpu_us: list[float]):
         ok = int(1000 * seconds)
         if meter is not None:
             meter.cpu_ns += int(ok * next(costs) * 1000)
-        return {"duration_s": seconds, "responses": ok, "successes": ok, "status_errors": 0, "socket_errors": 0,
-                "errors_detail": {}, "bytes": 0,
-                "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "mean": 1.0, "max": 5.0}}
+        return {
+            "duration_s": seconds,
+            "responses": ok,
+            "successes": ok,
+            "status_errors": 0,
+            "socket_errors": 0,
+            "errors_detail": {},
+            "bytes": 0,
+            "latency_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "mean": 1.0, "max": 5.0},
+        }
+
     return run_wrk
 
 
 def target(kind: str, meter: Meter) -> Target:
     def start(env, first_path):
-        return Running("http://127.0.0.1:1", "/city/v1/get?id=%s&language=en", meter,
-                       0.1 if kind != "ceiling" else None, lambda: None)
+        return Running(
+            "http://127.0.0.1:1",
+            "/city/v1/get?id=%s&language=en",
+            meter,
+            0.1 if kind != "ceiling" else None,
+            lambda: None,
+        )
+
     return Target(f"fake {kind}", kind, False, start)
 
 
-def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str, meter: Meter, cpu_us: list[float],
-          **profile) -> dict:
-    p = replace(runner.PROFILES["quick"], connections=[4, 64, 2048], step_s=1, stable_window_s=1, stable_cap_s=6,
-                warmup=[1, 1], warmup_s=1, pause_s=0, **profile)
-    monkeypatch.setattr(runner.load, "run_wrk", fake_load(meter if isinstance(meter, CountingMeter) else None,
-                                                          cpu_us))
+def bench(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str, meter: Meter, cpu_us: list[float], **profile
+) -> dict:
+    p = replace(
+        runner.PROFILES["quick"],
+        connections=[4, 64, 2048],
+        step_s=1,
+        stable_window_s=1,
+        stable_cap_s=6,
+        warmup=[1, 1],
+        warmup_s=1,
+        pause_s=0,
+        **profile,
+    )
+    monkeypatch.setattr(runner.load, "run_wrk", fake_load(meter if isinstance(meter, CountingMeter) else None, cpu_us))
     cfg = runner.Config(profile=p, targets=[], verify=False, open_loop=False, out=tmp_path)
     progress = runner.Progress(1, 10)
     progress.show = lambda *a: None
@@ -113,7 +156,7 @@ def test_bench_target_warms_up_until_stable(monkeypatch: pytest.MonkeyPatch, tmp
     assert rec["status"] == "ok", rec["reason"]
     w = rec["warmup"]
     assert w["mode"] == "stable" and w["converged"] and w["windows"] == 6 and w["seconds"] == 6
-    assert w["window_cpu_us_per_request"] == pytest.approx([300, 150, 110, 101, 100, 100])   # 101, 100, 100: within 3 %
+    assert w["window_cpu_us_per_request"] == pytest.approx([300, 150, 110, 101, 100, 100])  # 101, 100, 100: within 3 %
     kinds = [(s["kind"], s["connections"]) for s in rec["steps"]]
     assert kinds == [("warmup", 64)] * 6 + [("step", 4), ("step", 64), ("step", 2048)]
     assert rec["totals"]["at_fixed"]["cpu_us_per_request"] == pytest.approx(100)
@@ -150,6 +193,7 @@ def test_the_gate_reads_failures_from_junit_xml(tmp_path):
         '<testcase name="test_golden[b]"><properties><property name="check" value="golden/b"/></properties>'
         '<failure message="AssertionError: status 500, expected 200&#10;more">trace</failure></testcase>'
         '<testcase name="test_golden[c]"><error message="boom">trace</error></testcase>'
-        '</testsuite></testsuites>')
+        "</testsuite></testsuites>"
+    )
     assert runner.junit_failures(xml) == ["golden/b: AssertionError: status 500, expected 200", "test_golden[c]: boom"]
     assert runner.junit_failures(tmp_path / "missing.xml") == []

@@ -1,4 +1,5 @@
 """bench.targets and bench.upstream on real sockets and processes (no cgroups needed)."""
+
 from __future__ import annotations
 
 import http.server
@@ -53,7 +54,7 @@ def test_es_pids_prefers_the_pid_file_and_falls_back_to_a_scan(tmp_path):
         (proc_dir / str(pid)).mkdir(parents=True)
         (proc_dir / str(pid) / "cmdline").write_bytes(cmdline)
     pidfile = tmp_path / "es.pid"
-    pidfile.write_text("12\n")   # a stale pid file naming another process
+    pidfile.write_text("12\n")  # a stale pid file naming another process
     assert upstream.es_pids(pidfile, proc_dir) == [11]
     pidfile.write_text("11\n")
     assert upstream.es_pids(pidfile, proc_dir) == [11]

@@ -12,6 +12,7 @@ def window_source(cpu_us: list[float | None]):
         calls.append((connections, seconds))
         v = next(values)
         return {"duration_s": seconds, "cpu_ms_per_request": None if v is None else v / 1000}
+
     return window, calls
 
 
@@ -40,7 +41,7 @@ def test_two_neighbours_agreeing_by_chance_are_not_enough() -> None:
     _, rec = warmup.until_stable(warmup.Rule(64, 5, 60, 0.03), window)
     assert rec["converged"] and rec["window_cpu_us_per_request"][-3:] == pytest.approx([62, 61, 60.5])
     _, two = warmup.until_stable(warmup.Rule(64, 5, 60, 0.03, agreeing=2), window_source([197, 192, 150])[0])
-    assert two["windows"] == 2                       # the old two-window rule stopped there
+    assert two["windows"] == 2  # the old two-window rule stopped there
 
 
 def test_all_agree() -> None:
@@ -50,9 +51,9 @@ def test_all_agree() -> None:
 
 
 def test_hits_the_cap_when_windows_keep_moving() -> None:
-    window, calls = window_source([100 * 0.9**i for i in range(20)])   # 10 % cheaper every window
+    window, calls = window_source([100 * 0.9**i for i in range(20)])  # 10 % cheaper every window
     steps, rec = warmup.until_stable(warmup.Rule(64, 5, 60, 0.03), window)
-    assert len(calls) == 12                 # 60 s of 5-second windows, not one more
+    assert len(calls) == 12  # 60 s of 5-second windows, not one more
     assert not rec["converged"] and rec["capped"] and rec["seconds"] == 60
 
 

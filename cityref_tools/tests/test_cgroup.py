@@ -50,16 +50,25 @@ def test_create_v1_writes_limits(v1: Path) -> None:
     assert (v1 / "cpu/g/cpu.cfs_period_us").read_text() == "100000"
     assert (v1 / "memory/g/memory.limit_in_bytes").read_text() == str(512 * 2**20)
     assert (v1 / "memory/g/memory.memsw.limit_in_bytes").read_text() == str(512 * 2**20)
-    assert [str(p.relative_to(v1)) for p in g.procs_files()] == ["cpu/g/cgroup.procs", "cpuacct/g/cgroup.procs",
-                                                                 "memory/g/cgroup.procs"]
+    assert [str(p.relative_to(v1)) for p in g.procs_files()] == [
+        "cpu/g/cgroup.procs",
+        "cpuacct/g/cgroup.procs",
+        "memory/g/cgroup.procs",
+    ]
 
 
 def test_sample_v1(v1: Path) -> None:
     g = cgroup.create("g", 1.5, 2**29, root=v1)
     fill_v1(g.paths)
     s = g.sample()
-    assert s == cgroup.Sample(cpu_ns=2_500_000_000, memory_bytes=100 * 2**20, memory_peak_bytes=200 * 2**20,
-                              throttled_ns=300_000_000, nr_throttled=7, oom_kills=1)
+    assert s == cgroup.Sample(
+        cpu_ns=2_500_000_000,
+        memory_bytes=100 * 2**20,
+        memory_peak_bytes=200 * 2**20,
+        throttled_ns=300_000_000,
+        nr_throttled=7,
+        oom_kills=1,
+    )
     assert g.reset_peak()
     assert (g.paths["memory"] / "memory.max_usage_in_bytes").read_text() == "0"
 
@@ -69,13 +78,22 @@ def test_create_and_sample_v2(v2: Path) -> None:
     assert isinstance(g, cgroup.CgroupV2)
     assert (v2 / "bench/g/cpu.max").read_text() == "150000 100000"
     assert (v2 / "bench/g/memory.max").read_text() == str(2**29)
-    write(g.path / "cpu.stat", "usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n"
-                               "nr_periods 10\nnr_throttled 2\nthrottled_usec 40000\n")
+    write(
+        g.path / "cpu.stat",
+        "usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n"
+        "nr_periods 10\nnr_throttled 2\nthrottled_usec 40000\n",
+    )
     write(g.path / "memory.current", "1048576\n")
     write(g.path / "memory.peak", "4194304\n")
     write(g.path / "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
-    assert g.sample() == cgroup.Sample(cpu_ns=1_500_000_000, memory_bytes=2**20, memory_peak_bytes=2**22,
-                                       throttled_ns=40_000_000, nr_throttled=2, oom_kills=1)
+    assert g.sample() == cgroup.Sample(
+        cpu_ns=1_500_000_000,
+        memory_bytes=2**20,
+        memory_peak_bytes=2**22,
+        throttled_ns=40_000_000,
+        nr_throttled=2,
+        oom_kills=1,
+    )
     assert g.procs_files() == [v2 / "bench/g/cgroup.procs"]
 
 
@@ -88,8 +106,11 @@ def test_v2_without_memory_peak_uses_current(v2: Path) -> None:
 
 def test_of_pid_v1(v1: Path, tmp_path: Path) -> None:
     proc = tmp_path / "proc"
-    write(proc / "42" / "cgroup", "9:name=systemd:/\n4:memory:/libpod_parent/libpod-abc\n2:cpuacct:/libpod_parent/"
-                                  "libpod-abc\n1:cpu:/libpod_parent/libpod-abc\n0::/\n")
+    write(
+        proc / "42" / "cgroup",
+        "9:name=systemd:/\n4:memory:/libpod_parent/libpod-abc\n2:cpuacct:/libpod_parent/"
+        "libpod-abc\n1:cpu:/libpod_parent/libpod-abc\n0::/\n",
+    )
     g = cgroup.of_pid(42, root=v1, proc=proc)
     assert isinstance(g, cgroup.CgroupV1)
     assert g.paths["memory"] == v1 / "memory/libpod_parent/libpod-abc"

@@ -1,5 +1,6 @@
 """cityref_tools: descriptors, ports, process groups, /proc figures, readiness and Elasticsearch
 probes (real processes and a real HTTP server, no fakes)."""
+
 from __future__ import annotations
 
 import http.server
@@ -99,7 +100,7 @@ def test_readiness_gives_up_when_the_process_is_gone():
 
 def test_elasticsearch_problems(warming_server):
     es = f"http://127.0.0.1:{warming_server.server_port}"
-    assert "503" in elasticsearch.problem(es)       # an error status is a problem
-    assert "city 7 is missing" in elasticsearch.problem(es, city_id=7)   # up, but {"found": false}
-    assert elasticsearch.problem(es, city_id=7) is None                 # up and found
+    assert "503" in elasticsearch.problem(es)  # an error status is a problem
+    assert "city 7 is missing" in elasticsearch.problem(es, city_id=7)  # up, but {"found": false}
+    assert elasticsearch.problem(es, city_id=7) is None  # up and found
     assert elasticsearch.problem(f"http://127.0.0.1:{processes.free_port()}") is not None

@@ -1,4 +1,5 @@
 """Fixtures shared by the check groups. The runner (conformance/cli.py) sets runtime.CONFIG."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -83,8 +84,9 @@ def fetch(target):
     def fetch(case):
         if case.id not in cache:
             try:
-                cache[case.id] = rawhttp.request(target.base, case.method, case.target, case.send_headers,
-                                                 case.send_body)
+                cache[case.id] = rawhttp.request(
+                    target.base, case.method, case.target, case.send_headers, case.send_body
+                )
             except rawhttp.HttpError as e:
                 cache[case.id] = e
         r = cache[case.id]
@@ -98,9 +100,11 @@ def fetch(target):
 @pytest.fixture(scope="session")
 def http(target):
     """http(method, target, **kw) -> Response against the service under test."""
+
     def call(method: str, tgt: str | bytes, **kw) -> rawhttp.Response:
         try:
             return rawhttp.request(target.base, method, tgt, **kw)
         except rawhttp.HttpError as e:
             pytest.fail(f"{method} {tgt!r}: no HTTP response: {e}", pytrace=False)
+
     return call

@@ -1,4 +1,5 @@
 """Group `api-docs`: GET /api-docs serves spec/openapi.json byte for byte as application/json."""
+
 from conformance.golden import show
 from conformance.runtime import ROOT
 
@@ -11,9 +12,11 @@ def test_api_docs_bytes(http):
     assert resp.status == 200, f"status {resp.status}"
     if resp.body != want:
         at = next((i for i, (a, b) in enumerate(zip(resp.body, want)) if a != b), min(len(resp.body), len(want)))
-        raise AssertionError(f"body differs from spec/openapi.json ({len(resp.body)} vs {len(want)} bytes) at byte "
-                             f"{at}: got {show(resp.body[max(0, at - 40):at + 40])}, "
-                             f"want {show(want[max(0, at - 40):at + 40])}")
+        raise AssertionError(
+            f"body differs from spec/openapi.json ({len(resp.body)} vs {len(want)} bytes) at byte "
+            f"{at}: got {show(resp.body[max(0, at - 40) : at + 40])}, "
+            f"want {show(want[max(0, at - 40) : at + 40])}"
+        )
 
 
 def test_api_docs_content_type(http):

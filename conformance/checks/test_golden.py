@@ -1,4 +1,5 @@
 """Group `golden`: every case of conformance/cases.yaml (+ fixture cities, + HEAD twins), byte for byte."""
+
 import pytest
 
 from conformance import golden
@@ -15,5 +16,8 @@ def test_golden(case, fetch):
     if case.head_of:
         get_case = BY_ID[case.head_of]
         problems += golden.compare_head(fetch(get_case), resp, volatile_length=get_case.volatile)
-    assert not problems, "; ".join(p.splitlines()[0] for p in problems) + \
-        f"\n{case.method} {case.short_target()}\n" + "\n".join(problems)
+    assert not problems, (
+        "; ".join(p.splitlines()[0] for p in problems)
+        + f"\n{case.method} {case.short_target()}\n"
+        + "\n".join(problems)
+    )

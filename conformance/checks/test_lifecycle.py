@@ -1,4 +1,5 @@
 """Group `lifecycle`: configuration, startup, logging and shutdown of the process (service/command modes)."""
+
 from __future__ import annotations
 
 import re
@@ -62,20 +63,23 @@ def test_startup_time(target, record_property):
 def test_port_logged(target):
     """Once listening, a log line with an integer field `port` equal to the port."""
     inst = target.instance
-    line = inst.wait_log(lambda ln: (o := ln.json()) is not None and is_int(o.get("port")) and o["port"] == inst.port,
-                         timeout=2)
-    assert line is not None, f"no JSON log line with \"port\": {inst.port}; output:\n{inst.tail()}"
+    line = inst.wait_log(
+        lambda ln: (o := ln.json()) is not None and is_int(o.get("port")) and o["port"] == inst.port, timeout=2
+    )
+    assert line is not None, f'no JSON log line with "port": {inst.port}; output:\n{inst.tail()}'
 
 
 def test_requests_logged(target):
     """Every request is logged once, at info, with method, path (with query, as sent), status, duration_ms."""
     inst = target.instance
     probe = uuid.uuid4().hex
-    requests = [("GET", f"/city/v1/get?id=%31&language=en&probe={probe}"),
-                ("GET", f"/city/v1/get?id=0&probe={probe}"),
-                ("HEAD", f"/health?probe={probe}"),
-                ("POST", f"/metrics?probe={probe}"),
-                ("GET", f"/nope/{probe}?a=%zz")]
+    requests = [
+        ("GET", f"/city/v1/get?id=%31&language=en&probe={probe}"),
+        ("GET", f"/city/v1/get?id=0&probe={probe}"),
+        ("HEAD", f"/health?probe={probe}"),
+        ("POST", f"/metrics?probe={probe}"),
+        ("GET", f"/nope/{probe}?a=%zz"),
+    ]
     sent = []
     for method, tgt in requests:
         resp = rawhttp.request(inst.base, method, tgt)
@@ -88,7 +92,7 @@ def test_requests_logged(target):
         for method, tgt, status in sent:
             hits = [(ln, o) for ln, o in lines if o is not None and o.get("path") == tgt]
             if len(hits) != 1:
-                problems.append(f"{method} {tgt}: {len(hits)} log lines with \"path\": {tgt!r}, want exactly 1")
+                problems.append(f'{method} {tgt}: {len(hits)} log lines with "path": {tgt!r}, want exactly 1')
                 continue
             ln, o = hits[0]
             if o.get("level") != "info":
@@ -96,8 +100,9 @@ def test_requests_logged(target):
             if o.get("method") != method:
                 problems.append(f"{method} {tgt}: method {o.get('method')!r}: {ln.text[:300]}")
             if not is_int(o.get("status")) or o.get("status") != status:
-                problems.append(f"{method} {tgt}: status {o.get('status')!r}, want the integer {status}: "
-                                f"{ln.text[:300]}")
+                problems.append(
+                    f"{method} {tgt}: status {o.get('status')!r}, want the integer {status}: {ln.text[:300]}"
+                )
             d = o.get("duration_ms")
             if not (isinstance(d, (int, float)) and not isinstance(d, bool)) or d < 0:
                 problems.append(f"{method} {tgt}: duration_ms {d!r} is not a non-negative number: {ln.text[:300]}")
@@ -122,8 +127,11 @@ def test_es_unreachable_exits(launcher):
     inst = launcher.make("es-unreachable", es_url=f"http://cityref:{password}@127.0.0.1:{port}").start()
     problems = failed_start_problems(inst, "Elasticsearch unreachable")
     lines = inst.snapshot(None)
-    named = [ln for ln in lines if ln.stream == "stdout" and (o := ln.json()) and o.get("level") == "error"
-             and f"127.0.0.1:{port}" in ln.text]
+    named = [
+        ln
+        for ln in lines
+        if ln.stream == "stdout" and (o := ln.json()) and o.get("level") == "error" and f"127.0.0.1:{port}" in ln.text
+    ]
     if not named:
         problems.append(f"no error log line naming the URL (127.0.0.1:{port})")
     leaked = [ln for ln in lines if password in ln.text]
@@ -133,14 +141,24 @@ def test_es_unreachable_exits(launcher):
     assert not problems, "\n".join(problems) + f"\noutput:\n{inst.tail()}"
 
 
-@pytest.mark.parametrize("var,value", [
-    ("PORT", "abc"), ("PORT", "0"), ("PORT", "65536"),
-    ("ELASTICSEARCH_URL", "ftp://127.0.0.1:9250"), ("ELASTICSEARCH_URL", "not a url"),
-    ("ELASTICSEARCH_TIMEOUT_MS", "0"), ("ELASTICSEARCH_TIMEOUT_MS", "-5"), ("ELASTICSEARCH_TIMEOUT_MS", "abc"),
-    ("ELASTICSEARCH_TIMEOUT_MS", "2147483648"), ("ELASTICSEARCH_TIMEOUT_MS", "99999999999999999999"),
-    ("PORT", "+80"),
-    ("LOG_LEVEL", "loud"),
-], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "var,value",
+    [
+        ("PORT", "abc"),
+        ("PORT", "0"),
+        ("PORT", "65536"),
+        ("ELASTICSEARCH_URL", "ftp://127.0.0.1:9250"),
+        ("ELASTICSEARCH_URL", "not a url"),
+        ("ELASTICSEARCH_TIMEOUT_MS", "0"),
+        ("ELASTICSEARCH_TIMEOUT_MS", "-5"),
+        ("ELASTICSEARCH_TIMEOUT_MS", "abc"),
+        ("ELASTICSEARCH_TIMEOUT_MS", "2147483648"),
+        ("ELASTICSEARCH_TIMEOUT_MS", "99999999999999999999"),
+        ("PORT", "+80"),
+        ("LOG_LEVEL", "loud"),
+    ],
+    ids=lambda v: str(v),
+)
 def test_invalid_env(launcher, var, value):
     """An invalid configuration value: exit non-zero at once with a log line naming the variable."""
     inst = launcher.make(f"env-{var}={value}", env={var: value}).start()
@@ -173,7 +191,9 @@ def test_startup_check_waits_at_most_10_s(cfg, launcher):
         seconds = time.monotonic() - started
         inst.stop()
         proxy.set_mode("pass")
-    assert rc == 1, f"exit {rc} ({seconds:.1f} s after launch), the spec says 1 after about 10 s\noutput:\n{inst.tail()}"
+    assert rc == 1, (
+        f"exit {rc} ({seconds:.1f} s after launch), the spec says 1 after about 10 s\noutput:\n{inst.tail()}"
+    )
     assert seconds >= 9.5, f"gave up after {seconds:.1f} s: the check may wait 10 s\noutput:\n{inst.tail()}"
 
 
@@ -197,7 +217,7 @@ def shutdown(cfg, launcher):
         inst = launcher.make("sigterm", env={"ELASTICSEARCH_TIMEOUT_MS": "10000"}, es_url=proxy.url).start()
         try:
             inst.wait_ready()
-            warm = rawhttp.request(inst.base, "GET", "/city/v1/get?id=1&language=en")   # caches region 1
+            warm = rawhttp.request(inst.base, "GET", "/city/v1/get?id=1&language=en")  # caches region 1
             if warm.status != 200:
                 run.setup_problem = f"warm-up request answered {warm.status}"
                 return run
@@ -224,7 +244,7 @@ def shutdown(cfg, launcher):
                 run.new_connection = f"served: {r.status}"
             except rawhttp.HttpError as e:
                 run.new_connection = f"not served ({e})"
-            proxy.set_mode("pass")     # release the held backend request
+            proxy.set_mode("pass")  # release the held backend request
             t.join(timeout=EXIT_WITHIN)
             left = max(0.0, EXIT_WITHIN - (time.monotonic() - t_sig))
             run.exit_code = inst.wait_exit(left)
@@ -260,8 +280,9 @@ def test_sigterm_exits_0(shutdown):
 def test_sigterm_stops_accepting(shutdown):
     """After SIGTERM no new connection is served (tried while the in-flight request is held)."""
     _need(shutdown)
-    assert shutdown.new_connection.startswith("not served"), \
+    assert shutdown.new_connection.startswith("not served"), (
         f"a new connection after SIGTERM was {shutdown.new_connection}"
+    )
 
 
 def test_sigint_exits_0(launcher):

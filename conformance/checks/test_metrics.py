@@ -4,6 +4,7 @@ Each counting check reads /metrics, makes a known number of requests, reads agai
 the ``http_server_request_duration_seconds_count`` series (summed over any extra labels) with
 the spec's labels: http_request_method, http_route, http_response_status_code.
 """
+
 import math
 
 import pytest
@@ -47,21 +48,25 @@ def grew(before, after, method, route, status) -> float:
 
 
 def test_exposition_format(http):
-    http("GET", f"{CITY}?id=1&language=en")   # so that a fresh process has observations to expose
+    http("GET", f"{CITY}?id=1&language=en")  # so that a fresh process has observations to expose
     expo = scrape(http)
-    assert expo.types.get(HISTOGRAM) == "histogram", \
+    assert expo.types.get(HISTOGRAM) == "histogram", (
         f"no '# TYPE {HISTOGRAM} histogram' line (types seen: {sorted(expo.types.items())[:10]})"
+    )
     bounds = metrics.bucket_bounds(expo)
     finite = {b for b in bounds if math.isfinite(b)}
-    assert finite == set(map(float, SPEC_BUCKETS)), \
-        f"bucket boundaries {sorted(finite)}, spec: {list(SPEC_BUCKETS)}"
-    assert math.inf in bounds, "no le=\"+Inf\" bucket"
+    assert finite == set(map(float, SPEC_BUCKETS)), f"bucket boundaries {sorted(finite)}, spec: {list(SPEC_BUCKETS)}"
+    assert math.inf in bounds, 'no le="+Inf" bucket'
     assert expo.find(HISTOGRAM + "_sum"), f"no {HISTOGRAM}_sum series"
     assert expo.find(HISTOGRAM + "_count"), f"no {HISTOGRAM}_count series"
-    labelled = [lbl for lbl, _ in expo.find(HISTOGRAM + "_count")
-                if {"http_request_method", "http_route", "http_response_status_code"} <= set(lbl)]
-    assert labelled, (f"no {HISTOGRAM}_count series with the labels http_request_method, http_route and "
-                      f"http_response_status_code")
+    labelled = [
+        lbl
+        for lbl, _ in expo.find(HISTOGRAM + "_count")
+        if {"http_request_method", "http_route", "http_response_status_code"} <= set(lbl)
+    ]
+    assert labelled, (
+        f"no {HISTOGRAM}_count series with the labels http_request_method, http_route and http_response_status_code"
+    )
 
 
 def test_city_requests_counted(http):
@@ -84,14 +89,23 @@ def test_city_requests_counted(http):
     for (method, status), n in sent.items():
         got = grew(before, after, method, CITY, status)
         if got != n:
-            wrong.append(f"{{http_request_method={method}, http_route={CITY}, http_response_status_code={status}}}"
-                         f" grew by {got:g}, want {n}")
-        inf = sum(v for lbl, v in after.find(HISTOGRAM + "_bucket", http_request_method=method,
-                                             http_route=CITY, http_response_status_code=str(status))
-                  if lbl.get("le") == "+Inf")
+            wrong.append(
+                f"{{http_request_method={method}, http_route={CITY}, http_response_status_code={status}}}"
+                f" grew by {got:g}, want {n}"
+            )
+        inf = sum(
+            v
+            for lbl, v in after.find(
+                HISTOGRAM + "_bucket",
+                http_request_method=method,
+                http_route=CITY,
+                http_response_status_code=str(status),
+            )
+            if lbl.get("le") == "+Inf"
+        )
         cnt = count(after, method, CITY, status)
         if inf != cnt:
-            wrong.append(f"{method} {status}: le=\"+Inf\" bucket {inf:g} != _count {cnt:g}")
+            wrong.append(f'{method} {status}: le="+Inf" bucket {inf:g} != _count {cnt:g}')
     assert not wrong, "\n".join(wrong)
 
 
@@ -109,7 +123,7 @@ def test_unknown_path_counted(http):
         send(http, "GET", path, 404)
     after = scrape(http)
     got = grew(before, after, "GET", "", 404)
-    assert got == 3, f"GET 404 on unknown paths (http_route=\"\" or absent) grew by {got:g}, want 3"
+    assert got == 3, f'GET 404 on unknown paths (http_route="" or absent) grew by {got:g}, want 3'
 
 
 def test_method_labels(http):
@@ -122,6 +136,8 @@ def test_method_labels(http):
     for method in ("POST", "PATCH", "_OTHER"):
         got = grew(before, after, method, CITY, 405)
         if got != 1:
-            wrong.append(f"{{http_request_method={method}, http_route={CITY}, http_response_status_code=405}}"
-                         f" grew by {got:g}, want 1")
+            wrong.append(
+                f"{{http_request_method={method}, http_route={CITY}, http_response_status_code=405}}"
+                f" grew by {got:g}, want 1"
+            )
     assert not wrong, "\n".join(wrong)

@@ -1,4 +1,5 @@
 """Group `spec`: every golden case's response validated against spec/openapi.yaml (openapi-core)."""
+
 import pytest
 
 from conformance.cases import load_cases
@@ -16,5 +17,8 @@ def validator():
 def test_spec(case, fetch, validator):
     resp = fetch(case)
     problems = validator.validate(case.method, case.target, resp)
-    assert not problems, "; ".join(p.splitlines()[0] for p in problems) + \
-        f"\n{case.method} {case.short_target()} -> {resp.status}\n" + "\n".join(problems)
+    assert not problems, (
+        "; ".join(p.splitlines()[0] for p in problems)
+        + f"\n{case.method} {case.short_target()} -> {resp.status}\n"
+        + "\n".join(problems)
+    )

@@ -1,4 +1,5 @@
 """Case loading: the YAML format, generated cases, and hand-written cases agreeing with the oracle."""
+
 import json
 
 import pytest
@@ -50,7 +51,7 @@ def test_head_twins(all_cases):
         assert t.method == "HEAD" and t.body == b"" and t.status == g.status
         if not g.volatile:
             assert t.headers["Content-Length"] == str(len(g.body))
-    assert "path-root.head" not in by_id          # unknown paths get no twin
+    assert "path-root.head" not in by_id  # unknown paths get no twin
     assert "metrics.head" in by_id and "Content-Length" not in by_id["metrics.head"].headers
 
 
@@ -70,16 +71,25 @@ def test_hand_written_city_cases_agree_with_the_oracle(all_cases):
 
 
 def test_oracle_rules():
-    cities = [{"id": 1, "countryIso": "CZ", "regionId": 1, "isFeatured": True, "name.en": "A", "name.de": ""},
-              {"id": 2, "countryIso": "CZ", "regionId": True, "isFeatured": True, "name.en": "B"},
-              {"id": 3, "countryIso": "CZ", "regionId": 5, "isFeatured": False, "name.en": "C"}]
+    cities = [
+        {"id": 1, "countryIso": "CZ", "regionId": 1, "isFeatured": True, "name.en": "A", "name.de": ""},
+        {"id": 2, "countryIso": "CZ", "regionId": True, "isFeatured": True, "name.en": "B"},
+        {"id": 3, "countryIso": "CZ", "regionId": 5, "isFeatured": False, "name.en": "C"},
+    ]
     regions = [{"id": 1, "name.en": "R", "name.pl": None}]
-    assert fixture.expected(1, "en", cities, regions) == (200, '{"countryIso":"CZ","id":1,"isFeatured":true,'
-                                                                '"name":"A","regionName":"R"}'.encode())
-    assert fixture.expected(1, "de", cities, regions)[1] == b'{"message":"Internal Server Error: City#1 has no name in \'de\'."}'
+    assert fixture.expected(1, "en", cities, regions) == (
+        200,
+        b'{"countryIso":"CZ","id":1,"isFeatured":true,"name":"A","regionName":"R"}',
+    )
+    assert (
+        fixture.expected(1, "de", cities, regions)[1]
+        == b'{"message":"Internal Server Error: City#1 has no name in \'de\'."}'
+    )
     assert fixture.expected(2, "en", cities, regions)[1] == b'{"message":"Internal Server Error: City#2 is malformed."}'
-    assert fixture.expected(3, "en", cities, regions)[1] == \
-        b'{"message":"Internal Server Error: Region#5 of City#3 not found."}'
+    assert (
+        fixture.expected(3, "en", cities, regions)[1]
+        == b'{"message":"Internal Server Error: Region#5 of City#3 not found."}'
+    )
     assert fixture.expected(9, "en", cities, regions)[0] == 404
 
 

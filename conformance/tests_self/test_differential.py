@@ -1,4 +1,5 @@
 """Self-tests of the differential group: the generator, the exchange, the comparison."""
+
 from __future__ import annotations
 
 import collections
@@ -21,9 +22,21 @@ def test_a_seed_reproduces_the_requests_byte_for_byte():
 
 def test_5000_requests_cover_every_class_of_the_grammar():
     counts = collections.Counter(cls for c in hostile.generate(differential.DEFAULT_SEED, 5000) for cls in c.classes)
-    for cls in ("version:http/1.0", "version:other", "line:double-space", "line:bare-lf", "target:raw-utf8",
-                "target:raw-control", "header:too-large", "header:obs-fold", "body:chunked", "pipelined",
-                "method:lower-case", "body:content-length-and-chunked", "target:raw-quote"):
+    for cls in (
+        "version:http/1.0",
+        "version:other",
+        "line:double-space",
+        "line:bare-lf",
+        "target:raw-utf8",
+        "target:raw-control",
+        "header:too-large",
+        "header:obs-fold",
+        "body:chunked",
+        "pipelined",
+        "method:lower-case",
+        "body:content-length-and-chunked",
+        "target:raw-quote",
+    ):
         assert counts[cls] >= 10, cls
     assert len(counts) >= 40
 
@@ -48,7 +61,7 @@ def serve_once(answer: bytes, close: bool) -> tuple[tuple[str, int], threading.T
         if close:
             conn.close()
         else:
-            conn.recv(65536)   # until the client gives up
+            conn.recv(65536)  # until the client gives up
             conn.close()
         listener.close()
 
@@ -99,16 +112,26 @@ def test_consensus_is_the_most_common_answer_and_a_tie_goes_to_json():
 
 
 def test_a_fixed_case_checks_status_body_allow_and_close():
-    case = {"id": "x", "class": "plain", "expect": [{"status": 405, "message": "Method Not Allowed: use GET."}],
-            "allow": "GET, HEAD", "closed": True}
-    good = Outcome((Answer(405, "application/json", b'{"message":"Method Not Allowed: use GET."}', "GET, HEAD"),),
-                   True)
+    case = {
+        "id": "x",
+        "class": "plain",
+        "expect": [{"status": 405, "message": "Method Not Allowed: use GET."}],
+        "allow": "GET, HEAD",
+        "closed": True,
+    }
+    good = Outcome((Answer(405, "application/json", b'{"message":"Method Not Allowed: use GET."}', "GET, HEAD"),), True)
     assert differential.wire_case_problem(case, good) is None
-    assert "Allow" in differential.wire_case_problem(case, Outcome((good.answers[0].__class__(
-        405, "application/json", b'{"message":"Method Not Allowed: use GET."}', "GET"),), True))
+    assert "Allow" in differential.wire_case_problem(
+        case,
+        Outcome(
+            (good.answers[0].__class__(405, "application/json", b'{"message":"Method Not Allowed: use GET."}', "GET"),),
+            True,
+        ),
+    )
     assert "kept open" in differential.wire_case_problem(case, Outcome(good.answers, False))
-    assert "status 404" in differential.wire_case_problem(case, Outcome((Answer(404, "application/json", JSON_404,
-                                                                                ""),), True))
+    assert "status 404" in differential.wire_case_problem(
+        case, Outcome((Answer(404, "application/json", JSON_404, ""),), True)
+    )
 
 
 def test_known_deviations_need_a_class_and_a_reason(tmp_path):
@@ -118,5 +141,5 @@ def test_known_deviations_need_a_class_and_a_reason(tmp_path):
     path.write_text("differential_known:\n  - class: line:bare-lf\n")
     with pytest.raises(ValueError):
         differential.load_known({"svc": path})
-    own = differential.load_known()   # every descriptor of the repository is valid
+    own = differential.load_known()  # every descriptor of the repository is valid
     assert "method:lower-case" in own["java-helidon"] and own["rust-actix"] == {}

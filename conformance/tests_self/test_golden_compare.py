@@ -1,16 +1,16 @@
 """Golden comparison and HEAD-vs-GET comparison."""
+
 from conformance.cases import Case
 from conformance.golden import compare, compare_head
 from conformance.rawhttp import Response
 
 
-def resp(status=200, headers=(("Content-Type", "application/json"), ("Content-Length", "2")), body=b"{}",
-         extra=b""):
+def resp(status=200, headers=(("Content-Type", "application/json"), ("Content-Length", "2")), body=b"{}", extra=b""):
     return Response(status, "", list(headers), body, extra=extra)
 
 
 def case(**kw):
-    base = dict(id="c", method="GET", target=b"/x", status=200, body=b"{}")
+    base = {"id": "c", "method": "GET", "target": b"/x", "status": 200, "body": b"{}"}
     base.update(kw)
     return Case(**base)
 
@@ -21,8 +21,10 @@ def test_match():
 
 def test_each_difference_reported():
     assert any("status" in p for p in compare(case(status=404), resp()))
-    assert any("Content-Type" in p for p in compare(case(), resp(headers=[("Content-Type",
-                                                                             "application/json; charset=utf-8")])))
+    assert any(
+        "Content-Type" in p
+        for p in compare(case(), resp(headers=[("Content-Type", "application/json; charset=utf-8")]))
+    )
     assert any("body" in p for p in compare(case(body=b'{"a":1}'), resp()))
     assert any("Allow" in p for p in compare(case(headers={"Allow": "GET, HEAD"}), resp()))
     assert any("after the framed body" in p for p in compare(case(), resp(extra=b"x")))

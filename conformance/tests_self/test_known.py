@@ -1,4 +1,5 @@
 """Known failures: the `known_failures` list of a descriptor (or of a --known file)."""
+
 import pytest
 
 from conformance.known import SERVICES, KnownFailuresError, entries, load_known
@@ -21,14 +22,17 @@ def test_entries(tmp_path):
     assert load_known("svc", f) == {}
 
 
-@pytest.mark.parametrize("text", [
-    "known_failures:\n  - {check: golden/x, reason: ''}\n",
-    "known_failures:\n  - {check: golden/x}\n",
-    "known_failures:\n  - {check: nogroup, reason: r}\n",
-    "known_failures:\n  - {check: golden/x, reason: r}\n  - {check: golden/x, reason: r}\n",
-    "known_failures: {golden/x: r}\n",
-    "- a\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "known_failures:\n  - {check: golden/x, reason: ''}\n",
+        "known_failures:\n  - {check: golden/x}\n",
+        "known_failures:\n  - {check: nogroup, reason: r}\n",
+        "known_failures:\n  - {check: golden/x, reason: r}\n  - {check: golden/x, reason: r}\n",
+        "known_failures: {golden/x: r}\n",
+        "- a\n",
+    ],
+)
 def test_invalid(tmp_path, text):
     f = tmp_path / "k.yaml"
     f.write_text(text)

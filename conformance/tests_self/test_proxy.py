@@ -1,4 +1,5 @@
 """The recording/faulting proxy against a tiny local upstream (fast, loopback only)."""
+
 import http.server
 import threading
 import time

@@ -1,4 +1,5 @@
 """The raw client: bytes on the wire and response parsing."""
+
 import socket
 import threading
 
@@ -54,8 +55,9 @@ def test_parse_truncated_body_is_an_error():
 
 
 def test_header_lookup_is_case_insensitive_and_keeps_duplicates():
-    r = rawhttp.parse_response(b"HTTP/1.1 405 X\r\nallow: GET, HEAD\r\nX-A: 1\r\nx-a: 2\r\nContent-Length: 0\r\n\r\n",
-                               "GET", eof=True)
+    r = rawhttp.parse_response(
+        b"HTTP/1.1 405 X\r\nallow: GET, HEAD\r\nX-A: 1\r\nx-a: 2\r\nContent-Length: 0\r\n\r\n", "GET", eof=True
+    )
     assert r.header("Allow") == "GET, HEAD" and r.header_all("X-A") == ["1", "2"]
 
 

@@ -1,5 +1,6 @@
 """services/README.md's role → file table names every source file of every service, and only files
 that exist."""
+
 from __future__ import annotations
 
 import pathlib
@@ -8,8 +9,13 @@ import re
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SERVICES = ROOT / "services"
 # Where each ecosystem keeps its (non-test, non-generated) sources, relative to the service.
-SOURCES = {"go-kit": ("", "*.go"), "rust-actix": ("", "src/*.rs"), "kotlin-ktor": ("src/main/kotlin/cityref", "*.kt"),
-           "kotlin-http4k": ("src/main/kotlin/cityref", "*.kt"), "java-helidon": ("src/main/java/cityref", "*.java")}
+SOURCES = {
+    "go-kit": ("", "*.go"),
+    "rust-actix": ("", "src/*.rs"),
+    "kotlin-ktor": ("src/main/kotlin/cityref", "*.kt"),
+    "kotlin-http4k": ("src/main/kotlin/cityref", "*.kt"),
+    "java-helidon": ("src/main/java/cityref", "*.java"),
+}
 
 
 def table() -> dict[str, set[str]]:
@@ -17,7 +23,7 @@ def table() -> dict[str, set[str]]:
     header = next(r for r in rows if r.startswith("| role | go-kit"))
     names = [c.strip() for c in header.strip("|").split("|")][1:]
     files: dict[str, set[str]] = {name: set() for name in names}
-    for row in rows[rows.index(header) + 1:]:  # (the |---| line is not a "| " row)
+    for row in rows[rows.index(header) + 1 :]:  # (the |---| line is not a "| " row)
         for name, cell in zip(names, [c.strip() for c in row.strip("|").split("|")][1:]):
             files[name] |= set(re.findall(r"`([^`]+)`", cell))
     return files
@@ -32,7 +38,9 @@ def test_the_table_matches_the_tree():
         base, pattern = SOURCES[name]
         root = SERVICES / name / base
         tree = {str(p.relative_to(root)) for p in root.glob(pattern) if not p.name.endswith("_test.go")}
-        assert listed == tree, f"{name}: only in the table {sorted(listed - tree)}, only in the tree {sorted(tree - listed)}"
+        assert listed == tree, (
+            f"{name}: only in the table {sorted(listed - tree)}, only in the tree {sorted(tree - listed)}"
+        )
 
 
 def test_rust_modules_depend_one_way():

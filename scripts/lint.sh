@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The repository's own linters (the services run theirs in their `make test`):
+#   ruff (lint and format check) over the Python: conformance/, bench/, cityref_tools/, data/, scripts/
+#     (settings in pyproject.toml);
+#   the shell scripts (scripts/, .ci/run, services/*/run.sh) through shellcheck (settings in .shellcheckrc).
+# Fix with: .cache/venv/bin/ruff check --fix . && .cache/venv/bin/ruff format .
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+RUFF_VERSION=0.17.6
+ruff="$CACHE/venv/bin/ruff"
+scripts/python.sh -c pass   # the project venv
+if [ "$("$ruff" --version 2>/dev/null)" != "ruff $RUFF_VERSION" ]; then
+  log "installing ruff $RUFF_VERSION into the project venv"
+  "$CACHE/venv/bin/pip" install -q "ruff==$RUFF_VERSION"
+fi
+if ! command -v shellcheck >/dev/null; then
+  [ "$(id -u)" = 0 ] || die "shellcheck missing: apt-get install shellcheck"
+  log "installing shellcheck (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends shellcheck >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends shellcheck >/dev/null; }
+fi
+rc=0
+"$ruff" check . || rc=1
+"$ruff" format --check . || rc=1
+shellcheck scripts/*.sh .ci/run services/*/run.sh || rc=1
+[ $rc = 0 ] && log "lint: ruff and shellcheck clean"
+exit $rc
