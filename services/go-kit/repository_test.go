@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -119,11 +120,11 @@ func TestRepositoryFailureMapping(t *testing.T) {
 			repository := newTestRepository(t, tt.url(t))
 			start := time.Now()
 			source, err := repository.City(context.Background(), 1, models.EN)
-			if err != tt.want || source != nil {
+			if !errors.Is(err, tt.want) || source != nil {
 				t.Errorf("got %v, %v; want nil, %v", source, err, tt.want)
 			}
 			elapsed := time.Since(start)
-			if tt.want == errTimeout && (elapsed < testTimeout || elapsed > testTimeout+time.Second) {
+			if errors.Is(tt.want, errTimeout) && (elapsed < testTimeout || elapsed > testTimeout+time.Second) {
 				t.Errorf("timeout after %v, want %v", elapsed, testTimeout)
 			}
 		})
@@ -222,7 +223,7 @@ func TestFoundRegionsAreCachedMissesAndFailuresAreNot(t *testing.T) {
 	failing, failingRequests := fakeElasticsearch(t, 503, `{}`)
 	repository = newTestRepository(t, failing.URL)
 	for range 2 {
-		if _, err := repository.Region(context.Background(), 4); err != errUnavailable {
+		if _, err := repository.Region(context.Background(), 4); !errors.Is(err, errUnavailable) {
 			t.Fatalf("got %v", err)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/cityref/cityref/services/go-kit/generated/models"
@@ -75,8 +76,8 @@ func TestGetCityChecksInOrder(t *testing.T) {
 	for _, tt := range tests {
 		city, err := service.GetCity(context.Background(), tt.id, tt.language)
 		if tt.err != nil {
-			appErr, ok := err.(*AppError)
-			if !ok || *appErr != *tt.err {
+			var appErr *AppError
+			if !errors.As(err, &appErr) || *appErr != *tt.err {
 				t.Errorf("city %d %s: got %v, want %v", tt.id, tt.language, err, tt.err)
 			}
 			continue
@@ -90,7 +91,7 @@ func TestGetCityChecksInOrder(t *testing.T) {
 func TestBackendErrorsPassThrough(t *testing.T) {
 	for _, want := range []error{errUnavailable, errTimeout} {
 		_, err := NewService(fakeRepository{err: want}).GetCity(context.Background(), 1, models.EN)
-		if err != want {
+		if !errors.Is(err, want) {
 			t.Errorf("got %v, want %v", err, want)
 		}
 	}

@@ -65,6 +65,7 @@ func send(t *testing.T, server *httptest.Server, method, target string) answer {
 	if err != nil {
 		t.Fatalf("%s %.80s: %v", method, target, err)
 	}
+	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
 	// Wait until the server closes the connection: then the handler, and with it the request's
 	// log line and observation, has finished.

@@ -181,7 +181,7 @@ func (c *wireConn) Close() error {
 	}
 	_ = c.CloseWrite()
 	go func() {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 		_, _ = io.Copy(io.Discard, c.Conn)
 		_ = c.Conn.Close()
 	}()

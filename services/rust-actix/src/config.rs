@@ -55,7 +55,11 @@ impl Config {
                 "ELASTICSEARCH_TIMEOUT_MS",
                 "2000",
                 "an integer from 1 to 2147483647 (milliseconds)",
-                |v| decimal(v).filter(|n| (1..=2_147_483_647).contains(n)).map(Duration::from_millis),
+                |v| {
+                    decimal(v)
+                        .filter(|n| (1..=2_147_483_647).contains(n))
+                        .map(Duration::from_millis)
+                },
             )?,
             log_level: read(
                 &get,
@@ -178,7 +182,16 @@ mod tests {
         ] {
             assert_eq!(invalid("ELASTICSEARCH_URL", url), "ELASTICSEARCH_URL");
         }
-        for timeout in ["0", "-5", "1.5", "", "1e3", "2s", "2147483648", "99999999999999999999999"] {
+        for timeout in [
+            "0",
+            "-5",
+            "1.5",
+            "",
+            "1e3",
+            "2s",
+            "2147483648",
+            "99999999999999999999999",
+        ] {
             assert_eq!(invalid("ELASTICSEARCH_TIMEOUT_MS", timeout), "ELASTICSEARCH_TIMEOUT_MS");
         }
         for level in ["", "INFO", "trace", "warning"] {

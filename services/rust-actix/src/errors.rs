@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use actix_web::http::header::{self, ContentType};
 use actix_web::http::StatusCode;
+use actix_web::http::header::{self, ContentType};
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::models::{self, Language};

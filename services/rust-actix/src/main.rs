@@ -242,7 +242,10 @@ mod tests {
             }
         }
         // The method is checked before the parameters.
-        assert_eq!(call("POST", "/city/v1/get").await.status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(
+            call("POST", "/city/v1/get").await.status,
+            StatusCode::METHOD_NOT_ALLOWED
+        );
     }
 
     #[actix_web::test]

@@ -229,5 +229,4 @@ mod tests {
         assert_eq!(decode("%C5"), None); // truncated UTF-8
         assert_eq!(decode("%FF%FE"), None);
     }
-
 }

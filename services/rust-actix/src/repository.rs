@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use elasticsearch::auth::Credentials;
 use elasticsearch::cluster::ClusterHealthParts;
-use elasticsearch::http::headers::{ACCEPT_ENCODING, HeaderValue};
 use elasticsearch::http::Url;
+use elasticsearch::http::headers::{ACCEPT_ENCODING, HeaderValue};
 use elasticsearch::http::transport::{BuildError, SingleNodeConnectionPool, TransportBuilder};
 use elasticsearch::{Elasticsearch, GetParts};
 use log::warn;
@@ -149,7 +149,12 @@ impl Repository {
     async fn get_source(&self, alias: &str, id: i64, fields: &[&str]) -> Result<Option<Source>, AppError> {
         let id = id.to_string();
         let request = async {
-            let _permit = self.shared.in_flight.acquire().await.map_err(|_| AppError::Unavailable)?;
+            let _permit = self
+                .shared
+                .in_flight
+                .acquire()
+                .await
+                .map_err(|_| AppError::Unavailable)?;
             self.get_source_now(alias, &id, fields).await
         };
         tokio::time::timeout(self.timeout, request).await.unwrap_or_else(|_| {

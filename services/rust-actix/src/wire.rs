@@ -22,16 +22,15 @@
 //! byte; bodies are skipped in bulk. After a `CONNECT` head it passes the rest of the
 //! connection through untouched, as actix-http takes it all for a tunnel.
 
+use std::collections::VecDeque;
 use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::pin::Pin;
 use std::sync::LazyLock;
-use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker, ready};
 
 use actix_web::http::header::HeaderMap;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
 
 pub const MARKER_HEADER: &str = "x-cityref-wire";
 
@@ -813,7 +812,11 @@ mod tests {
         let mut counter = AnswerCounter::default();
         let answers = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}\
                        HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n";
-        let counted: usize = answers.as_bytes().chunks(3).map(|c| counter.count(c.iter().copied())).sum();
+        let counted: usize = answers
+            .as_bytes()
+            .chunks(3)
+            .map(|c| counter.count(c.iter().copied()))
+            .sum();
         assert_eq!(counted, 2);
         assert_eq!(counter.count(*b"HTTP/1.1 404 Not Found\r\n"), 0);
         assert_eq!(counter.count(*b"\r\n"), 1);

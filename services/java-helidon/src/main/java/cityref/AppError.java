@@ -7,6 +7,9 @@ import io.helidon.http.Status;
  * Thrown from filters and handlers, rendered by the routing's error handler ({@link Handler}).
  */
 public final class AppError extends RuntimeException {
+    @java.io.Serial
+    private static final long serialVersionUID = 1L;
+
     private final transient Status status;
 
     private AppError(Status status, String message) {
@@ -43,17 +46,20 @@ public final class AppError extends RuntimeException {
     }
 
     public static AppError cityNameMissing(long id, String language) {
-        return new AppError(Status.INTERNAL_SERVER_ERROR_500,
+        return new AppError(
+                Status.INTERNAL_SERVER_ERROR_500,
                 "Internal Server Error: City#" + id + " has no name in '" + language + "'.");
     }
 
     public static AppError regionNotFound(long regionId, long cityId) {
-        return new AppError(Status.INTERNAL_SERVER_ERROR_500,
+        return new AppError(
+                Status.INTERNAL_SERVER_ERROR_500,
                 "Internal Server Error: Region#" + regionId + " of City#" + cityId + " not found.");
     }
 
     public static AppError regionNameMissing(long regionId, String language) {
-        return new AppError(Status.INTERNAL_SERVER_ERROR_500,
+        return new AppError(
+                Status.INTERNAL_SERVER_ERROR_500,
                 "Internal Server Error: Region#" + regionId + " has no name in '" + language + "'.");
     }
 
@@ -77,7 +83,8 @@ public final class AppError extends RuntimeException {
 
     /** The spec's 431: a header section over 65536 bytes. */
     public static AppError headersTooLarge() {
-        return new AppError(Status.create(431, "Request Header Fields Too Large"),
+        return new AppError(
+                Status.create(431, "Request Header Fields Too Large"),
                 "Request Header Fields Too Large: header section exceeds 65536 bytes.");
     }
 

@@ -16,13 +16,16 @@ import java.util.Map;
  * @param elasticsearchTimeoutMs ELASTICSEARCH_TIMEOUT_MS, positive
  * @param logLevel               LOG_LEVEL: error, warn, info or debug
  */
-public record Config(int port, URI elasticsearchUrl, String username, String password,
-                     int elasticsearchTimeoutMs, String logLevel) {
+public record Config(
+        int port, URI elasticsearchUrl, String username, String password, int elasticsearchTimeoutMs, String logLevel) {
 
     static final List<String> LOG_LEVELS = List.of("error", "warn", "info", "debug");
 
     /** An invalid variable; the message never repeats the value (it may hold a password). */
     public static final class ConfigException extends Exception {
+        @java.io.Serial
+        private static final long serialVersionUID = 1L;
+
         private final String variable;
 
         ConfigException(String variable, String message) {
@@ -49,8 +52,11 @@ public record Config(int port, URI elasticsearchUrl, String username, String pas
         try {
             URI uri = new URI(env.getOrDefault("ELASTICSEARCH_URL", "http://127.0.0.1:9200"));
             String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-            if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null || uri.getHost().isEmpty()
-                    || uri.getRawQuery() != null || uri.getRawFragment() != null) {
+            if (!(scheme.equals("http") || scheme.equals("https"))
+                    || uri.getHost() == null
+                    || uri.getHost().isEmpty()
+                    || uri.getRawQuery() != null
+                    || uri.getRawFragment() != null) {
                 throw new URISyntaxException(uri.toString(), "not an http or https URL");
             }
             String userInfo = uri.getUserInfo();
@@ -68,7 +74,8 @@ public record Config(int port, URI elasticsearchUrl, String username, String pas
         String rawTimeout = env.getOrDefault("ELASTICSEARCH_TIMEOUT_MS", "2000");
         long timeout = digitsOnly(rawTimeout) && rawTimeout.length() <= 10 ? Long.parseLong(rawTimeout) : 0;
         if (timeout < 1 || timeout > Integer.MAX_VALUE) {
-            throw new ConfigException("ELASTICSEARCH_TIMEOUT_MS", "ELASTICSEARCH_TIMEOUT_MS must be a positive integer");
+            throw new ConfigException(
+                    "ELASTICSEARCH_TIMEOUT_MS", "ELASTICSEARCH_TIMEOUT_MS must be a positive integer");
         }
 
         String logLevel = env.getOrDefault("LOG_LEVEL", "info");
@@ -90,8 +97,8 @@ public record Config(int port, URI elasticsearchUrl, String username, String pas
 
     @Override
     public String toString() {
-        return "Config[port=" + port + ", elasticsearchUrl=" + redactedElasticsearchUrl()
-                + ", elasticsearchTimeoutMs=" + elasticsearchTimeoutMs + ", logLevel=" + logLevel + "]";
+        return "Config[port=" + port + ", elasticsearchUrl=" + redactedElasticsearchUrl() + ", elasticsearchTimeoutMs="
+                + elasticsearchTimeoutMs + ", logLevel=" + logLevel + "]";
     }
 
     private static boolean digitsOnly(String s) {

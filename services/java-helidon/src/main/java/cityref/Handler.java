@@ -1,5 +1,21 @@
 package cityref;
 
+import cityref.generated.model.Error;
+import cityref.generated.model.Health;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectWriter;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Method;
+import io.helidon.http.NotFoundException;
+import io.helidon.http.ServerResponseHeaders;
+import io.helidon.http.Status;
+import io.helidon.webserver.CloseConnectionException;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -8,29 +24,13 @@ import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-import cityref.generated.model.Error;
-import cityref.generated.model.Health;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectWriter;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import io.helidon.http.DirectHandler;
-import io.helidon.http.ServerResponseHeaders;
-import io.helidon.webserver.CloseConnectionException;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Method;
-import io.helidon.http.NotFoundException;
-import io.helidon.http.Status;
-import io.helidon.webserver.http.HttpRouting;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
-
 /** The routing: telemetry, the request-target guard, the four listed paths and the error contract. */
 public final class Handler {
     /** Longest request target (path and query as sent) answered normally. */
     public static final int MAX_REQUEST_TARGET = 8192;
     /** The listed paths; anything else is 404, whatever the method. */
     public static final Set<String> LISTED_PATHS = Set.of("/city/v1/get", "/health", "/api-docs", "/metrics");
+
     private static final Logger LOG = Logger.getLogger("cityref.handler");
     /** {@code Content-Type: application/json}, exactly (no charset parameter). */
     static final String JSON = "application/json";
@@ -41,8 +41,7 @@ public final class Handler {
     /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
     private static final byte[] OPENAPI_JSON = resource("/openapi.json");
 
-    private Handler() {
-    }
+    private Handler() {}
 
     /** Registers everything on {@code routing}. */
     public static void routing(HttpRouting.Builder routing, CityLookup repository, Telemetry telemetry) {
@@ -57,7 +56,8 @@ public final class Handler {
                         // The spec's malformed request that Helidon's parser lets through: answered and
                         // the connection closed, so nothing after it is read as a request.
                         AppError malformed = AppError.malformed(); // with its body, even for HEAD (spec)
-                        res.status(malformed.status()).header(HeaderNames.CONTENT_TYPE, JSON)
+                        res.status(malformed.status())
+                                .header(HeaderNames.CONTENT_TYPE, JSON)
                                 .send(json(new Error(malformed.getMessage())));
                         throw new CloseConnectionException("malformed request");
                     } else if (target.length() > MAX_REQUEST_TARGET) {
@@ -80,17 +80,22 @@ public final class Handler {
         });
         route(routing, "/health", (req, res) -> send(req, res, Status.OK_200, JSON, health));
         route(routing, "/api-docs", (req, res) -> send(req, res, Status.OK_200, JSON, OPENAPI_JSON));
-        route(routing, "/metrics", (req, res) -> send(req, res, Status.OK_200, Telemetry.METRICS_CONTENT_TYPE,
-                telemetry.scrape().getBytes(StandardCharsets.UTF_8)));
+        route(
+                routing,
+                "/metrics",
+                (req, res) -> send(
+                        req,
+                        res,
+                        Status.OK_200,
+                        Telemetry.METRICS_CONTENT_TYPE,
+                        telemetry.scrape().getBytes(StandardCharsets.UTF_8)));
     }
 
     /** GET and HEAD run {@code handler} (HEAD without the body); any other method is 405. */
     private static void route(HttpRouting.Builder routing, String path, io.helidon.webserver.http.Handler handler) {
-        routing.get(path, handler)
-                .head(path, handler)
-                .any(path, (req, res) -> {
-                    throw AppError.methodNotAllowed();
-                });
+        routing.get(path, handler).head(path, handler).any(path, (req, res) -> {
+            throw AppError.methodNotAllowed();
+        });
     }
 
     /**
@@ -136,19 +141,26 @@ public final class Handler {
     static DirectHandler directHandler(Telemetry telemetry) {
         return new DirectHandler() {
             @Override
-            public TransportResponse handle(TransportRequest request, EventType eventType, Status defaultStatus,
-                                            ServerResponseHeaders headers, String message) {
+            public TransportResponse handle(
+                    TransportRequest request,
+                    EventType eventType,
+                    Status defaultStatus,
+                    ServerResponseHeaders headers,
+                    String message) {
                 // Helidon reports an over-long header section as a 400 whose message is "Header size
                 // exceeded" (Http1HeadersParser; passed on because errorHandling includes it, Main).
-                return answer(request, "Header size exceeded".equals(message)
-                        ? AppError.headersTooLarge() : AppError.rejected(defaultStatus));
+                return answer(
+                        request,
+                        "Header size exceeded".equals(message)
+                                ? AppError.headersTooLarge()
+                                : AppError.rejected(defaultStatus));
             }
 
             private TransportResponse answer(TransportRequest request, AppError error) {
-                telemetry.observeRejected(request.method(), request.path(), error.status().code());
-                TransportResponse.Builder response = TransportResponse.builder()
-                        .status(error.status())
-                        .header(HeaderNames.CONTENT_TYPE, JSON);
+                telemetry.observeRejected(
+                        request.method(), request.path(), error.status().code());
+                TransportResponse.Builder response =
+                        TransportResponse.builder().status(error.status()).header(HeaderNames.CONTENT_TYPE, JSON);
                 // A malformed request keeps its body whatever the method (it could not be read);
                 // the 431 is an ordinary answer, headers only for a HEAD (the spec).
                 boolean headOnly = error.status().code() == 431 && "HEAD".equals(request.method());

@@ -2,7 +2,6 @@ package cityref;
 
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.logging.ErrorManager;
@@ -21,12 +20,11 @@ import java.util.logging.Logger;
 public final class JsonLog extends Handler {
     private static final DateTimeFormatter TS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX").withZone(ZoneOffset.UTC);
-    private static final PrintStream OUT = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out),
-            false, StandardCharsets.UTF_8);
+    private static final PrintStream OUT =
+            new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
 
     /** Key-value pairs of a log record, kept typed (numbers stay JSON numbers). */
-    record Fields(Object[] keyValues) {
-    }
+    record Fields(Object[] keyValues) {}
 
     private final Formatter formatter = new Formatter() {
         @Override

@@ -1,10 +1,5 @@
 package cityref;
 
-import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-
 import io.helidon.http.DirectHandler;
 import io.helidon.logging.common.LogConfig;
 import io.helidon.webserver.ErrorHandling;
@@ -12,7 +7,10 @@ import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http1.Http1Config;
-import sun.misc.Signal;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /** Configuration, the startup check, the server, signal handling. */
 public final class Main {
@@ -24,8 +22,7 @@ public final class Main {
     /** Upper bound of the startup round-trip to Elasticsearch. */
     private static final int STARTUP_CHECK_MAX_MS = 10_000;
 
-    private Main() {
-    }
+    private Main() {}
 
     public static void main(String[] args) {
         LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
@@ -53,8 +50,15 @@ public final class Main {
         try (Repository check = repository) {
             check.checkHealth();
         } catch (Exception e) {
-            JsonLog.log(LOG, Level.SEVERE, "Elasticsearch is not reachable at " + config.redactedElasticsearchUrl()
-                    + " (GET /_cluster/health)", "url", config.redactedElasticsearchUrl(), "error", Repository.describe(e));
+            JsonLog.log(
+                    LOG,
+                    Level.SEVERE,
+                    "Elasticsearch is not reachable at " + config.redactedElasticsearchUrl()
+                            + " (GET /_cluster/health)",
+                    "url",
+                    config.redactedElasticsearchUrl(),
+                    "error",
+                    Repository.describe(e));
             System.exit(1);
             return;
         }
@@ -80,9 +84,7 @@ public final class Main {
             }
             stopped.countDown();
         };
-        for (String name : new String[] {"TERM", "INT"}) {
-            Signal.handle(new Signal(name), signal -> Thread.ofPlatform().name("shutdown").start(stop));
-        }
+        ShutdownSignals.onTermOrInt(() -> Thread.ofPlatform().name("shutdown").start(stop));
 
         server.start();
         if (!server.isRunning()) { // e.g. the port is taken: Helidon logs why and returns, not listening
@@ -91,10 +93,16 @@ public final class Main {
             System.exit(1);
             return;
         }
-        JsonLog.log(LOG, Level.INFO, "listening on port " + server.port(),
-                "port", server.port(),
-                "available_processors", Runtime.getRuntime().availableProcessors(),
-                "elasticsearch_url", config.redactedElasticsearchUrl());
+        JsonLog.log(
+                LOG,
+                Level.INFO,
+                "listening on port " + server.port(),
+                "port",
+                server.port(),
+                "available_processors",
+                Runtime.getRuntime().availableProcessors(),
+                "elasticsearch_url",
+                config.redactedElasticsearchUrl());
         stopped.await();
         JsonLog.log(LOG, Level.INFO, "stopped");
         System.exit(0);
@@ -109,8 +117,7 @@ public final class Main {
         for (DirectHandler.EventType type : DirectHandler.EventType.values()) {
             rejected.addHandler(type, Handler.directHandler(telemetry));
         }
-        return server
-                .shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
+        return server.shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
                 .shutdownGracePeriod(SHUTDOWN_GRACE)
                 // One connection selector only (Wire: HTTP/1.0 served); no protocol found by discovery.
                 .protocolsDiscoverServices(false)
@@ -129,7 +136,12 @@ public final class Main {
 
     /** The startup check's client: the request timeout capped so that a failing start ends within 15 s. */
     private static Config startupConfig(Config config) {
-        return new Config(config.port(), config.elasticsearchUrl(), config.username(), config.password(),
-                Math.min(config.elasticsearchTimeoutMs(), STARTUP_CHECK_MAX_MS), config.logLevel());
+        return new Config(
+                config.port(),
+                config.elasticsearchUrl(),
+                config.username(),
+                config.password(),
+                Math.min(config.elasticsearchTimeoutMs(), STARTUP_CHECK_MAX_MS),
+                config.logLevel());
     }
 }

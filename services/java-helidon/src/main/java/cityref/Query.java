@@ -1,5 +1,6 @@
 package cityref;
 
+import cityref.generated.model.Language;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -8,8 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
-
-import cityref.generated.model.Language;
 
 /**
  * A valid {@code /city/v1/get} query, parsed from the raw query string: strict
@@ -23,7 +22,7 @@ public record Query(long id, Language language) {
 
     /** Parses {@code rawQuery} (without the {@code ?}); throws a 400 {@link AppError} listing every problem. */
     public static Query parse(String rawQuery) {
-        List<String> ids = new ArrayList<>();       // decoded values, null when undecodable
+        List<String> ids = new ArrayList<>(); // decoded values, null when undecodable
         List<String> languages = new ArrayList<>();
         for (String pair : rawQuery.split("&", -1)) {
             if (pair.isEmpty()) {
@@ -49,8 +48,8 @@ public record Query(long id, Language language) {
         return new Query(id, language);
     }
 
-    private static <T> T single(String name, List<String> values, String rule, Function<String, T> parse,
-                                List<String> problems) {
+    private static <T> T single(
+            String name, List<String> values, String rule, Function<String, T> parse, List<String> problems) {
         if (values.isEmpty()) {
             problems.add("parameter '" + name + "' is missing");
             return null;
@@ -119,7 +118,8 @@ public record Query(long id, Language language) {
             }
         }
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(out.toByteArray()))

@@ -1,5 +1,10 @@
 package cityref;
 
+import co.elastic.clients.elasticsearch.ElasticsearchAsyncClient;
+import co.elastic.clients.elasticsearch.core.GetResponse;
+import co.elastic.clients.json.jackson.JacksonJsonpMapper;
+import co.elastic.clients.transport.rest_client.RestClientTransport;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -15,12 +20,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-
-import co.elastic.clients.elasticsearch.ElasticsearchAsyncClient;
-import co.elastic.clients.elasticsearch.core.GetResponse;
-import co.elastic.clients.json.jackson.JacksonJsonpMapper;
-import co.elastic.clients.transport.rest_client.RestClientTransport;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.http.HttpHost;
 import org.apache.http.conn.ConnectTimeoutException;
 import org.apache.http.impl.nio.reactor.IOReactorConfig;
@@ -84,7 +83,8 @@ public final class Repository implements CityLookup, AutoCloseable {
                 .setMaxConnTotal(MAX_CONNECTIONS)
                 .disableAuthCaching()
                 .disableCookieManagement()
-                .setDefaultIOReactorConfig(IOReactorConfig.custom().setSelectInterval(100).build()));
+                .setDefaultIOReactorConfig(
+                        IOReactorConfig.custom().setSelectInterval(100).build()));
         this.restClient = builder.build();
         this.client = new ElasticsearchAsyncClient(new RestClientTransport(restClient, new JacksonJsonpMapper()));
         this.timeoutMs = timeout;
@@ -123,8 +123,10 @@ public final class Repository implements CityLookup, AutoCloseable {
         String what = "GET /" + alias + "/_doc/" + id;
         GetResponse<ObjectNode> response;
         try {
-            response = call(() -> client.get(g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields),
-                    ObjectNode.class), what);
+            response = call(
+                    () -> client.get(
+                            g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields), ObjectNode.class),
+                    what);
         } catch (AppError e) {
             throw e;
         } catch (Exception e) {
@@ -134,7 +136,9 @@ public final class Repository implements CityLookup, AutoCloseable {
             return null;
         }
         if (response.source() == null) {
-            LOG.log(Level.WARNING, "Elasticsearch answered GET /{0}/_doc/{1} with a document without _source",
+            LOG.log(
+                    Level.WARNING,
+                    "Elasticsearch answered GET /{0}/_doc/{1} with a document without _source",
                     new Object[] {alias, id});
             throw AppError.unavailable();
         }
@@ -188,8 +192,12 @@ public final class Repository implements CityLookup, AutoCloseable {
                 break;
             }
         }
-        JsonLog.log(LOG, Level.WARNING, timedOut ? "Elasticsearch timed out: " + what : "Elasticsearch unavailable: " + what,
-                "error", describe(e));
+        JsonLog.log(
+                LOG,
+                Level.WARNING,
+                timedOut ? "Elasticsearch timed out: " + what : "Elasticsearch unavailable: " + what,
+                "error",
+                describe(e));
         return timedOut ? AppError.timeout() : AppError.unavailable();
     }
 
@@ -199,7 +207,9 @@ public final class Repository implements CityLookup, AutoCloseable {
         String last = null;
         int n = 0;
         for (Throwable t = e; t != null && n < 5; t = t.getCause() == t ? null : t.getCause(), n++) {
-            String text = t.getMessage() == null ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + t.getMessage();
+            String text = t.getMessage() == null
+                    ? t.getClass().getSimpleName()
+                    : t.getClass().getSimpleName() + ": " + t.getMessage();
             if (!text.equals(last)) {
                 if (!out.isEmpty()) {
                     out.append(" <- ");

@@ -6,8 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /** The service: a city and its region, checked in the contract's order. No HTTP here. */
 final class Service {
-    private Service() {
-    }
+    private Service() {}
 
     /** Looks the city and its region up and runs the contract's checks in the contract's order. */
     static City getCity(CityLookup repository, Query query) {
@@ -21,8 +20,12 @@ final class Service {
         JsonNode isFeatured = city.get("isFeatured");
         Long regionId = longOrNull(city.get("regionId"));
         Long storedId = longOrNull(city.get("id"));
-        if (countryIso == null || !countryIso.isTextual() || isFeatured == null || !isFeatured.isBoolean()
-                || regionId == null || storedId == null) {
+        if (countryIso == null
+                || !countryIso.isTextual()
+                || isFeatured == null
+                || !isFeatured.isBoolean()
+                || regionId == null
+                || storedId == null) {
             throw AppError.cityMalformed(id);
         }
         String name = nameIn(city, language);

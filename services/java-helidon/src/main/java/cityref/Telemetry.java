@@ -1,5 +1,13 @@
 package cityref;
 
+import io.helidon.http.HttpPrologue;
+import io.helidon.webserver.http.Filter;
+import io.helidon.webserver.http.FilterChain;
+import io.helidon.webserver.http.RoutingRequest;
+import io.helidon.webserver.http.RoutingResponse;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
@@ -10,15 +18,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-
-import io.helidon.http.HttpPrologue;
-import io.helidon.webserver.http.Filter;
-import io.helidon.webserver.http.FilterChain;
-import io.helidon.webserver.http.RoutingRequest;
-import io.helidon.webserver.http.RoutingResponse;
-import io.micrometer.core.instrument.Timer;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 /**
  * Per request, once it is answered: one {@code info} log line and one observation of the
@@ -31,12 +30,14 @@ public final class Telemetry implements Filter {
     /** Methods of RFC 9110 plus PATCH; any other is counted as {@code _OTHER}. */
     private static final Set<String> KNOWN_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH");
+
     private static final double[] BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10};
     private static final Logger REQUEST_LOG = Logger.getLogger("cityref.request");
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Duration[] slos = Arrays.stream(BUCKETS)
-            .mapToObj(s -> Duration.ofNanos((long) (s * 1e9))).toArray(Duration[]::new);
+            .mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
+            .toArray(Duration[]::new);
     private final AtomicInteger inFlight = new AtomicInteger();
 
     /** Requests received and not yet answered. */
@@ -52,21 +53,23 @@ public final class Telemetry implements Filter {
     /** One observation of {@code http.server.request.duration} (OpenTelemetry's name). */
     public void record(String method, String route, int status, long nanos) {
         Labels labels = new Labels(KNOWN_METHODS.contains(method) ? method : "_OTHER", route, status);
-        timers.computeIfAbsent(labels, l -> Timer.builder("http.server.request.duration")
-                        .description("Duration of HTTP server requests.")
-                        .tags("http_request_method", l.method(),
-                              "http_route", l.route(),
-                              "http_response_status_code", Integer.toString(l.status()))
-                        .serviceLevelObjectives(slos)
-                        .register(registry))
+        timers.computeIfAbsent(
+                        labels,
+                        l -> Timer.builder("http.server.request.duration")
+                                .description("Duration of HTTP server requests.")
+                                .tags(
+                                        "http_request_method", l.method(),
+                                        "http_route", l.route(),
+                                        "http_response_status_code", Integer.toString(l.status()))
+                                .serviceLevelObjectives(slos)
+                                .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** One timer per label set, registered once (a builder per request costs an id and a lookup). */
     private final Map<Labels, Timer> timers = new ConcurrentHashMap<>();
 
-    private record Labels(String method, String route, int status) {
-    }
+    private record Labels(String method, String route, int status) {}
 
     /**
      * The request target as sent on the request line, rebuilt from Helidon's raw path, query and
@@ -118,10 +121,17 @@ public final class Telemetry implements Filter {
     private void observe(String method, String target, String path, int status, long nanos) {
         String route = Handler.LISTED_PATHS.contains(path) && target.length() <= Handler.MAX_REQUEST_TARGET ? path : "";
         record(method, route, status, nanos);
-        JsonLog.log(REQUEST_LOG, Level.INFO, "request",
-                "method", method,
-                "path", target.length() > Handler.MAX_REQUEST_TARGET ? target.substring(0, Handler.MAX_REQUEST_TARGET) : target,
-                "status", status,
-                "duration_ms", nanos / 1e6);
+        JsonLog.log(
+                REQUEST_LOG,
+                Level.INFO,
+                "request",
+                "method",
+                method,
+                "path",
+                target.length() > Handler.MAX_REQUEST_TARGET ? target.substring(0, Handler.MAX_REQUEST_TARGET) : target,
+                "status",
+                status,
+                "duration_ms",
+                nanos / 1e6);
     }
 }

@@ -1,13 +1,5 @@
 package cityref;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-import java.util.Locale;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.function.Supplier;
-
 import io.helidon.common.buffers.BufferData;
 import io.helidon.common.buffers.DataReader;
 import io.helidon.common.buffers.DataWriter;
@@ -23,6 +15,13 @@ import io.helidon.webserver.http1.Http1Config;
 import io.helidon.webserver.http1.Http1ConnectionSelector;
 import io.helidon.webserver.spi.ServerConnection;
 import io.helidon.webserver.spi.ServerConnectionSelector;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
 
 /**
  * What the HTTP layer does before the routing, where Helidon 4.4 differs from the spec's rule.
@@ -45,14 +44,15 @@ import io.helidon.webserver.spi.ServerConnectionSelector;
 final class Wire {
     /** An HTTP/1.0 head (request line and header fields) longer than this is left to Helidon as is. */
     private static final int MAX_HEAD = 256 * 1024;
+
     private static final byte[] HTTP_1_0 = " HTTP/1.0\r".getBytes(StandardCharsets.US_ASCII);
 
-    private Wire() {
-    }
+    private Wire() {}
 
     /** The listener's only connection selector: Helidon's HTTP/1 selector, HTTP/1.0 included. */
     static ServerConnectionSelector selector(Http1Config http1) {
-        Http1ConnectionSelector delegate = Http1ConnectionSelector.builder().config(http1).build();
+        Http1ConnectionSelector delegate =
+                Http1ConnectionSelector.builder().config(http1).build();
         return new ServerConnectionSelector() {
             @Override
             public int bytesToIdentifyConnection() {
@@ -104,8 +104,10 @@ final class Wire {
             return false;
         }
         java.util.List<String> lengths = headers.values(HeaderNames.CONTENT_LENGTH);
-        return headers.contains(HeaderNames.TRANSFER_ENCODING) || lengths.size() != 1
-                || !lengths.getFirst().chars().allMatch(ch -> ch >= '0' && ch <= '9') || lengths.getFirst().isEmpty();
+        return headers.contains(HeaderNames.TRANSFER_ENCODING)
+                || lengths.size() != 1
+                || !lengths.getFirst().chars().allMatch(ch -> ch >= '0' && ch <= '9')
+                || lengths.getFirst().isEmpty();
     }
 
     /** The first filter: after a response to a request that asked for it, close the connection. */
@@ -191,7 +193,10 @@ final class Wire {
                             out.writeBytes(h);
                             head.reset();
                         }
-                    } else if (decided && h.length >= 4 && h[h.length - 2] == '\r' && h[h.length - 3] == '\n'
+                    } else if (decided
+                            && h.length >= 4
+                            && h[h.length - 2] == '\r'
+                            && h[h.length - 3] == '\n'
                             && h[h.length - 4] == '\r') {
                         out.writeBytes(rewrite(h));
                         head.reset();

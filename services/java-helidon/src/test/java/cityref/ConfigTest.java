@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Map;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -31,9 +30,20 @@ class ConfigTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"PORT,abc", "PORT,0", "PORT,65536", "PORT,''", "ELASTICSEARCH_URL,ftp://x", "ELASTICSEARCH_URL,not a url",
-            "ELASTICSEARCH_URL,''", "ELASTICSEARCH_TIMEOUT_MS,0", "ELASTICSEARCH_TIMEOUT_MS,-5",
-            "ELASTICSEARCH_TIMEOUT_MS,abc", "LOG_LEVEL,loud", "LOG_LEVEL,''"})
+    @CsvSource({
+        "PORT,abc",
+        "PORT,0",
+        "PORT,65536",
+        "PORT,''",
+        "ELASTICSEARCH_URL,ftp://x",
+        "ELASTICSEARCH_URL,not a url",
+        "ELASTICSEARCH_URL,''",
+        "ELASTICSEARCH_TIMEOUT_MS,0",
+        "ELASTICSEARCH_TIMEOUT_MS,-5",
+        "ELASTICSEARCH_TIMEOUT_MS,abc",
+        "LOG_LEVEL,loud",
+        "LOG_LEVEL,''"
+    })
     void invalidValuesNameTheVariable(String variable, String value) {
         var e = assertThrows(Config.ConfigException.class, () -> Config.load(Map.of(variable, value)));
         assertEquals(variable, e.variable());

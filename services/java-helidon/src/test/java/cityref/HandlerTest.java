@@ -3,8 +3,6 @@ package cityref;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.concurrent.atomic.AtomicInteger;
-
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HeaderNames;
@@ -14,6 +12,7 @@ import io.helidon.webclient.http1.Http1ClientResponse;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.testing.junit5.ServerTest;
 import io.helidon.webserver.testing.junit5.SetUpServer;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 @ServerTest
@@ -32,8 +31,10 @@ class HandlerTest {
         @Override
         public ObjectNode findCity(long id, String language) {
             return switch ((int) id) {
-                case 1 -> json("{\"id\":1,\"countryIso\":\"CZ\",\"isFeatured\":true,\"regionId\":1,\"name.cs\":\"Plzeň\"}");
-                case 2 -> json("{\"id\":2,\"countryIso\":\"CZ\",\"isFeatured\":false,\"regionId\":99,\"name.cs\":\"X\"}");
+                case 1 ->
+                    json("{\"id\":1,\"countryIso\":\"CZ\",\"isFeatured\":true,\"regionId\":1,\"name.cs\":\"Plzeň\"}");
+                case 2 ->
+                    json("{\"id\":2,\"countryIso\":\"CZ\",\"isFeatured\":false,\"regionId\":99,\"name.cs\":\"X\"}");
                 case 3 -> json("{\"id\":3,\"countryIso\":\"CZ\",\"isFeatured\":\"yes\",\"regionId\":1}");
                 case 4 -> throw AppError.unavailable();
                 default -> null;
@@ -65,34 +66,71 @@ class HandlerTest {
     private static void assertResponse(Http1ClientResponse response, int status, String body) {
         try (response) {
             assertEquals(status, response.status().code());
-            assertEquals("application/json", response.headers().get(HeaderNames.CONTENT_TYPE).get());
+            assertEquals(
+                    "application/json",
+                    response.headers().get(HeaderNames.CONTENT_TYPE).get());
             assertEquals(body, response.as(String.class));
         }
     }
 
     @Test
     void city() {
-        assertResponse(client.get("/city/v1/get").queryParam("id", "1").queryParam("language", "cs").request(), 200,
+        assertResponse(
+                client.get("/city/v1/get")
+                        .queryParam("id", "1")
+                        .queryParam("language", "cs")
+                        .request(),
+                200,
                 "{\"countryIso\":\"CZ\",\"id\":1,\"isFeatured\":true,\"name\":\"Plzeň\",\"regionName\":\"Plzeňský kraj\"}");
     }
 
     @Test
     void checksInOrder() {
-        assertResponse(client.get("/city/v1/get").queryParam("id", "9").queryParam("language", "cs").request(), 404,
+        assertResponse(
+                client.get("/city/v1/get")
+                        .queryParam("id", "9")
+                        .queryParam("language", "cs")
+                        .request(),
+                404,
                 "{\"message\":\"Not Found: City#9 not found.\"}");
-        assertResponse(client.get("/city/v1/get").queryParam("id", "3").queryParam("language", "cs").request(), 500,
+        assertResponse(
+                client.get("/city/v1/get")
+                        .queryParam("id", "3")
+                        .queryParam("language", "cs")
+                        .request(),
+                500,
                 "{\"message\":\"Internal Server Error: City#3 is malformed.\"}");
-        assertResponse(client.get("/city/v1/get").queryParam("id", "1").queryParam("language", "de").request(), 500,
+        assertResponse(
+                client.get("/city/v1/get")
+                        .queryParam("id", "1")
+                        .queryParam("language", "de")
+                        .request(),
+                500,
                 "{\"message\":\"Internal Server Error: City#1 has no name in 'de'.\"}");
-        assertResponse(client.get("/city/v1/get").queryParam("id", "2").queryParam("language", "cs").request(), 500,
+        assertResponse(
+                client.get("/city/v1/get")
+                        .queryParam("id", "2")
+                        .queryParam("language", "cs")
+                        .request(),
+                500,
                 "{\"message\":\"Internal Server Error: Region#99 of City#2 not found.\"}");
-        assertResponse(client.get("/city/v1/get").queryParam("id", "4").queryParam("language", "cs").request(), 503,
+        assertResponse(
+                client.get("/city/v1/get")
+                        .queryParam("id", "4")
+                        .queryParam("language", "cs")
+                        .request(),
+                503,
                 "{\"message\":\"Service Unavailable: search backend unavailable.\"}");
     }
 
     @Test
     void badRequest() {
-        assertResponse(client.get("/city/v1/get").queryParam("id", "0").queryParam("language", "xx").request(), 400,
+        assertResponse(
+                client.get("/city/v1/get")
+                        .queryParam("id", "0")
+                        .queryParam("language", "xx")
+                        .request(),
+                400,
                 "{\"message\":\"Bad Request: parameter 'id' must be an integer from 1 to 9223372036854775807; "
                         + "parameter 'language' must be one of: cs, de, en, pl, sk\"}");
     }
@@ -105,13 +143,16 @@ class HandlerTest {
     @Test
     void unknownPathAnyMethod() {
         assertResponse(client.get("/nope").request(), 404, "{\"message\":\"Not Found: no such resource.\"}");
-        assertResponse(client.method(Method.DELETE).path("/health/").request(), 404,
+        assertResponse(
+                client.method(Method.DELETE).path("/health/").request(),
+                404,
                 "{\"message\":\"Not Found: no such resource.\"}");
     }
 
     @Test
     void methodNotAllowed() {
-        try (Http1ClientResponse response = client.post("/city/v1/get").queryParam("id", "0").request()) {
+        try (Http1ClientResponse response =
+                client.post("/city/v1/get").queryParam("id", "0").request()) {
             assertEquals(405, response.status().code());
             assertEquals("GET, HEAD", response.headers().get(HeaderNames.ALLOW).get());
             assertEquals("{\"message\":\"Method Not Allowed: use GET.\"}", response.as(String.class));
@@ -122,13 +163,16 @@ class HandlerTest {
     void headIsGetWithoutBody() {
         try (Http1ClientResponse response = client.head("/health").request()) {
             assertEquals(200, response.status().code());
-            assertEquals("15", response.headers().get(HeaderNames.CONTENT_LENGTH).get());
+            assertEquals(
+                    "15", response.headers().get(HeaderNames.CONTENT_LENGTH).get());
         }
     }
 
     @Test
     void uriTooLong() {
-        assertResponse(client.get("/health").queryParam("pad", "a".repeat(8192)).request(), 414,
+        assertResponse(
+                client.get("/health").queryParam("pad", "a".repeat(8192)).request(),
+                414,
                 "{\"message\":\"URI Too Long: request target exceeds 8192 bytes.\"}");
     }
 
@@ -138,8 +182,10 @@ class HandlerTest {
         try (Http1ClientResponse response = client.get("/metrics").request()) {
             String text = response.as(String.class);
             assertTrue(text.contains("# TYPE http_server_request_duration_seconds histogram"), text);
-            assertTrue(text.contains("http_server_request_duration_seconds_bucket{http_request_method=\"GET\","
-                    + "http_response_status_code=\"200\",http_route=\"/health\",le=\"0.005\"}"), text);
+            assertTrue(
+                    text.contains("http_server_request_duration_seconds_bucket{http_request_method=\"GET\","
+                            + "http_response_status_code=\"200\",http_route=\"/health\",le=\"0.005\"}"),
+                    text);
         }
     }
 }

@@ -25,11 +25,15 @@ class QueryTest {
     @Test
     void everyProblemIdFirst() {
         assertEquals("Bad Request: parameter 'id' is missing; parameter 'language' is missing", problems(""));
-        assertEquals("Bad Request: parameter 'id' must be an integer from 1 to 9223372036854775807; "
-                + "parameter 'language' must be one of: cs, de, en, pl, sk", problems("language=xx&id=abc"));
-        assertEquals("Bad Request: parameter 'id' is given more than once; parameter 'language' is missing",
+        assertEquals(
+                "Bad Request: parameter 'id' must be an integer from 1 to 9223372036854775807; "
+                        + "parameter 'language' must be one of: cs, de, en, pl, sk",
+                problems("language=xx&id=abc"));
+        assertEquals(
+                "Bad Request: parameter 'id' is given more than once; parameter 'language' is missing",
                 problems("id=abc&id=1"));
-        assertEquals("Bad Request: parameter 'language' is given more than once",
+        assertEquals(
+                "Bad Request: parameter 'language' is given more than once",
                 problems("id=1&language=en&%6C%61nguage=de"));
     }
 
@@ -39,8 +43,21 @@ class QueryTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "0", "00", "-1", "+1", " 1", "1e3", "0x1", "9223372036854775808",
-            "18446744073709551617", "\u0661", "\uff11"})
+    @ValueSource(
+            strings = {
+                "",
+                "0",
+                "00",
+                "-1",
+                "+1",
+                " 1",
+                "1e3",
+                "0x1",
+                "9223372036854775808",
+                "18446744073709551617",
+                "\u0661",
+                "\uff11"
+            })
     void invalidIds(String value) {
         assertNull(Query.parseId(value));
     }

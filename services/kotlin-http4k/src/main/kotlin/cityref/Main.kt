@@ -32,12 +32,13 @@ fun main() {
 }
 
 private fun run() {
-    val config = try {
-        loadConfig()
-    } catch (e: ConfigException) {
-        log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-        exitProcess(1)
-    }
+    val config =
+        try {
+            loadConfig()
+        } catch (e: ConfigException) {
+            log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+            exitProcess(1)
+        }
     (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
         Level.toLevel(config.logLevel.uppercase())
 
@@ -46,10 +47,14 @@ private fun run() {
     // for the client's own (ELASTICSEARCH_TIMEOUT_MS) timeout; found by the suite's startup check.
     val startupCheck = Executors.newVirtualThreadPerTaskExecutor()
     try {
-        startupCheck.submit(repository::checkHealth)
+        startupCheck
+            .submit(repository::checkHealth)
             .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
     } catch (e: Throwable) {
-        log.atError().addKeyValue("url", config.redactedElasticsearchUrl).addKeyValue("error", describe(e))
+        log
+            .atError()
+            .addKeyValue("url", config.redactedElasticsearchUrl)
+            .addKeyValue("error", describe(e))
             .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
         exitProcess(1)
     } finally {
@@ -72,11 +77,14 @@ private fun run() {
     Signal.handle(Signal("TERM")) { Thread.ofPlatform().name("shutdown").start { stop(it) } }
     Signal.handle(Signal("INT")) { Thread.ofPlatform().name("shutdown").start { stop(it) } }
 
-    log.atInfo()
+    log
+        .atInfo()
         .addKeyValue("port", config.port)
         .addKeyValue("available_processors", Runtime.getRuntime().availableProcessors())
-        .addKeyValue("virtual_thread_carriers", System.getProperty("jdk.virtualThreadScheduler.parallelism")?.toIntOrNull() ?: Runtime.getRuntime().availableProcessors())
-        .addKeyValue("jetty_threads", serverConfig.threadPool.threads)
+        .addKeyValue(
+            "virtual_thread_carriers",
+            System.getProperty("jdk.virtualThreadScheduler.parallelism")?.toIntOrNull() ?: Runtime.getRuntime().availableProcessors(),
+        ).addKeyValue("jetty_threads", serverConfig.threadPool.threads)
         .addKeyValue("jetty_selectors", serverConfig.selectors)
         .addKeyValue("elasticsearch_url", config.redactedElasticsearchUrl)
         .log("listening on port {}", config.port)

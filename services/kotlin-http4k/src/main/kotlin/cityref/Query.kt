@@ -24,9 +24,14 @@ import java.nio.charset.CodingErrorAction
  * the query (also in an unknown parameter) and turns invalid UTF-8 into U+FFFD — so this spec
  * reads the raw query instead; the rest is ordinary lens machinery.
  */
-val FormQuery = LensSpec<Request, String?>("query", ParamMeta.StringParam, LensGet { name, request ->
-    formParameters(request.uri.query).filter { it.first == name }.map { it.second }
-})
+val FormQuery =
+    LensSpec<Request, String?>(
+        "query",
+        ParamMeta.StringParam,
+        LensGet { name, request ->
+            formParameters(request.uri.query).filter { it.first == name }.map { it.second }
+        },
+    )
 
 /** Marks an [Invalid] failure that is a repeated parameter rather than a bad value. */
 private const val REPEATED = "repeated"
@@ -36,7 +41,11 @@ private const val REPEATED = "repeated"
  * of: missing ([Missing]), given more than once, invalid value (both [Invalid]; the rule text is
  * the lens's description).
  */
-fun <T : Any> LensSpec<Request, String?>.once(name: String, rule: String, parse: (String) -> T?): Lens<Request, T> {
+fun <T : Any> LensSpec<Request, String?>.once(
+    name: String,
+    rule: String,
+    parse: (String) -> T?,
+): Lens<Request, T> {
     val meta = Meta(true, location, ParamMeta.StringParam, name, rule, emptyMap())
     val values = multi.optional(name)
     return Lens(meta) { request ->
@@ -50,7 +59,10 @@ val idQuery = FormQuery.once("id", "an integer from 1 to 9223372036854775807", :
 val languageQuery = FormQuery.once("language", "one of: cs, de, en, pl, sk", ::parseLanguage)
 
 /** A valid `/city/v1/get` query. */
-data class CityQuery(val id: Long, val language: Language)
+data class CityQuery(
+    val id: Long,
+    val language: Language,
+)
 
 /** Both parameters, or a [LensFailure] listing every problem (`id` first, then `language`). */
 fun cityQuery(request: Request): CityQuery {
@@ -61,11 +73,12 @@ fun cityQuery(request: Request): CityQuery {
 /** The contract's text for each failure, in the lenses' order. */
 fun LensFailure.problems(): List<String> = failures.map(Failure::problem)
 
-private fun Failure.problem(): String = when {
-    this is Missing -> "parameter '${meta.name}' is missing"
-    meta.metadata[REPEATED] == true -> "parameter '${meta.name}' is given more than once"
-    else -> "parameter '${meta.name}' must be ${meta.description}"
-}
+private fun Failure.problem(): String =
+    when {
+        this is Missing -> "parameter '${meta.name}' is missing"
+        meta.metadata[REPEATED] == true -> "parameter '${meta.name}' is given more than once"
+        else -> "parameter '${meta.name}' must be ${meta.description}"
+    }
 
 /** ASCII digits only (leading zeros allowed), 1 to Long.MAX_VALUE. */
 fun parseId(value: String): Long? {
@@ -96,30 +109,39 @@ fun formDecode(raw: String): String? {
     var i = 0
     while (i < raw.length) {
         when (val c = raw[i]) {
-            '+' -> out.write(' '.code)
+            '+' -> {
+                out.write(' '.code)
+            }
+
             '%' -> {
                 val hi = raw.getOrNull(i + 1)?.let(::hexValue) ?: return null
                 val lo = raw.getOrNull(i + 2)?.let(::hexValue) ?: return null
                 out.write(hi * 16 + lo)
                 i += 2
             }
-            else -> out.write(c.toString().toByteArray(Charsets.UTF_8))
+
+            else -> {
+                out.write(c.toString().toByteArray(Charsets.UTF_8))
+            }
         }
         i++
     }
     return try {
-        Charsets.UTF_8.newDecoder()
+        Charsets.UTF_8
+            .newDecoder()
             .onMalformedInput(CodingErrorAction.REPORT)
             .onUnmappableCharacter(CodingErrorAction.REPORT)
-            .decode(ByteBuffer.wrap(out.toByteArray())).toString()
+            .decode(ByteBuffer.wrap(out.toByteArray()))
+            .toString()
     } catch (_: CharacterCodingException) {
         null
     }
 }
 
-private fun hexValue(c: Char): Int? = when (c) {
-    in '0'..'9' -> c - '0'
-    in 'a'..'f' -> c - 'a' + 10
-    in 'A'..'F' -> c - 'A' + 10
-    else -> null
-}
+private fun hexValue(c: Char): Int? =
+    when (c) {
+        in '0'..'9' -> c - '0'
+        in 'a'..'f' -> c - 'a' + 10
+        in 'A'..'F' -> c - 'A' + 10
+        else -> null
+    }

@@ -1,6 +1,5 @@
 package cityref
 
-import cityref.generated.models.Error as ErrorBody
 import org.eclipse.jetty.http.HttpStatus
 import org.eclipse.jetty.http.UriCompliance
 import org.eclipse.jetty.server.Handler
@@ -21,6 +20,7 @@ import org.http4k.server.ServerConfig.StopMode
 import org.http4k.server.supportedOrNull
 import org.http4k.server.toJettyHandler
 import java.time.Duration
+import cityref.generated.models.Error as ErrorBody
 import org.eclipse.jetty.server.Request as JettyRequest
 import org.eclipse.jetty.server.Response as JettyResponse
 
@@ -29,13 +29,6 @@ private const val MAX_REQUEST_HEADER = 128 * 1024
 
 /** The spec: a header section (field lines) over this many bytes is a 431, and the connection closed. */
 private const val MAX_HEADER_SECTION = 65536
-
-/**
- * http4k's stock `Jetty` server config, duplicated and modified as its KDoc invites:
- * a larger request-header buffer (Jetty answers an over-long target with its own 414 otherwise),
- * every request path accepted as sent,
- * no `Server` header, virtual threads, and [OtherMethods] in front of http4k.
- */
 
 /** Listen backlog (pending connections the kernel keeps before Jetty accepts them). */
 private const val ACCEPT_QUEUE = 1024
@@ -49,6 +42,12 @@ private const val ACCEPT_QUEUE = 1024
  */
 private const val MAX_REQUESTS_RUNNING = 1024
 
+/**
+ * http4k's stock `Jetty` server config, duplicated and modified as its KDoc invites:
+ * a larger request-header buffer (Jetty answers an over-long target with its own 414 otherwise),
+ * every request path accepted as sent,
+ * no `Server` header, virtual threads, and [OtherMethods] in front of http4k.
+ */
 class CityrefJetty(
     private val port: Int,
     override val stopMode: StopMode,
@@ -62,15 +61,17 @@ class CityrefJetty(
      * virtual-thread-per-task executor let 2048 connections run 2048 requests at once, and the
      * service died of `OutOfMemoryError` under 1.5 CPUs / 512 MiB (issue 12).
      */
-    val threadPool = QueuedThreadPool().apply {
-        name = "jetty"
-        if (virtualThreads) {
-            virtualThreadsExecutor = VirtualThreadPool().apply {
-                name = "jetty-vt"
-                maxThreads = MAX_REQUESTS_RUNNING
+    val threadPool =
+        QueuedThreadPool().apply {
+            name = "jetty"
+            if (virtualThreads) {
+                virtualThreadsExecutor =
+                    VirtualThreadPool().apply {
+                        name = "jetty-vt"
+                        maxThreads = MAX_REQUESTS_RUNNING
+                    }
             }
         }
-    }
 
     /** Jetty's NIO selector threads (derived from the available processors). */
     var selectors = 0
@@ -78,26 +79,28 @@ class CityrefJetty(
 
     override fun toServer(http: HttpHandler): Http4kServer {
         val server = Server(threadPool)
-        val httpConfig = HttpConfiguration().apply {
-            requestHeaderSize = MAX_REQUEST_HEADER
-            sendServerVersion = false
-            // Jetty rejects `//x`, `/%zz` and other ambiguous paths with its own HTML 400. The
-            // routes compare the raw path exactly and nothing maps paths to files, so every such
-            // path may reach them (and be a JSON 404).
-            uriCompliance = UriCompliance.UNSAFE
-            // No per-connection header-field cache. Each connection's parser builds its own trie
-            // of HEADER_CACHE_SIZE (default 1024) on its first request, about 35 KB of heap. At the
-            // benchmark's 2048 connections that was about 170 MB live, and the service died of
-            // `OutOfMemoryError` under 512 MiB (issue 12). The cache only saves re-parsing
-            // repeated header values.
-            headerCacheSize = 0
-        }
-        val connector = ServerConnector(server, HttpConnectionFactory(httpConfig)).apply {
-            port = this@CityrefJetty.port
-            // Jetty leaves the listen backlog to the JDK's default of 50: a burst of new connections
-            // then loses SYNs and waits a 1 s retransmit. Netty and Helidon ask for 1024.
-            acceptQueueSize = ACCEPT_QUEUE
-        }
+        val httpConfig =
+            HttpConfiguration().apply {
+                requestHeaderSize = MAX_REQUEST_HEADER
+                sendServerVersion = false
+                // Jetty rejects `//x`, `/%zz` and other ambiguous paths with its own HTML 400. The
+                // routes compare the raw path exactly and nothing maps paths to files, so every such
+                // path may reach them (and be a JSON 404).
+                uriCompliance = UriCompliance.UNSAFE
+                // No per-connection header-field cache. Each connection's parser builds its own trie
+                // of HEADER_CACHE_SIZE (default 1024) on its first request, about 35 KB of heap. At the
+                // benchmark's 2048 connections that was about 170 MB live, and the service died of
+                // `OutOfMemoryError` under 512 MiB (issue 12). The cache only saves re-parsing
+                // repeated header values.
+                headerCacheSize = 0
+            }
+        val connector =
+            ServerConnector(server, HttpConnectionFactory(httpConfig)).apply {
+                port = this@CityrefJetty.port
+                // Jetty leaves the listen backlog to the JDK's default of 50: a burst of new connections
+                // then loses SYNs and waits a 1 s retransmit. Netty and Helidon ask for 1024.
+                acceptQueueSize = ACCEPT_QUEUE
+            }
         selectors = connector.selectorManager.selectorCount
         server.addConnector(connector)
         server.errorHandler = JsonErrors(telemetry)
@@ -105,7 +108,9 @@ class CityrefJetty(
         if (stopMode is StopMode.Graceful) server.stopTimeout = stopMode.timeout.toMillis()
         return object : Http4kServer {
             override fun start() = apply { server.start() }
+
             override fun stop() = apply { server.stop() }
+
             override fun port() = if (port > 0) port else connector.localPort
         }
     }
@@ -116,8 +121,15 @@ class CityrefJetty(
  * 501 before the application runs. This Jetty handler answers those requests the contract's way
  * (414, 404 or 405 with `Allow`), logged and counted like every other request.
  */
-class OtherMethods(http4k: Handler, private val telemetry: Telemetry) : Handler.Wrapper(http4k) {
-    override fun handle(request: JettyRequest, response: JettyResponse, callback: Callback): Boolean {
+class OtherMethods(
+    http4k: Handler,
+    private val telemetry: Telemetry,
+) : Handler.Wrapper(http4k) {
+    override fun handle(
+        request: JettyRequest,
+        response: JettyResponse,
+        callback: Callback,
+    ): Boolean {
         // Jetty's one limit covers the request line and the header section together
         // (MAX_REQUEST_HEADER, kept large for the JSON 414): the spec's 431 is checked here.
         if (request.headers.sumOf { it.name.length + it.value.length + 4 } > MAX_HEADER_SECTION) {
@@ -142,31 +154,43 @@ class OtherMethods(http4k: Handler, private val telemetry: Telemetry) : Handler.
     }
 }
 
-
 /**
  * Jetty's answers to requests it cannot parse into a request at all (HTML by default). A path that
  * is not valid percent-encoding (`/%zz`) or decodes to a NUL (`/city/v1/get%00`) fails Jetty's URI
  * parser before any handler: it cannot name a listed path, so it gets the contract's JSON 404.
  * Everything else Jetty rejects is the spec's malformed request (or its 414 or 431).
  */
-class JsonErrors(private val telemetry: Telemetry) : ErrorHandler() {
-    override fun handle(request: JettyRequest, response: JettyResponse, callback: Callback): Boolean {
+class JsonErrors(
+    private val telemetry: Telemetry,
+) : ErrorHandler() {
+    override fun handle(
+        request: JettyRequest,
+        response: JettyResponse,
+        callback: Callback,
+    ): Boolean {
         val status = request.getAttribute(ERROR_STATUS) as? Int ?: response.status
         val cause = (request.getAttribute(ERROR_EXCEPTION) as? Throwable)?.cause
-        val error = when {
-            // Jetty 12.0: BadMessageException("Bad Request") <- NumberFormatException("!hex z")
-            status == 400 && cause is NumberFormatException && cause.message?.startsWith("!hex") == true -> AppError.NoSuchResource
-            // Jetty 12.0: BadMessageException("Bad Request") <- IllegalArgumentException("Illegal character in path"), `%00`
-            status == 400 && cause is IllegalArgumentException && cause.message == "Illegal character in path" -> AppError.NoSuchResource
-            status == 414 -> AppError.UriTooLong
-            status == 431 -> AppError.HeaderFieldsTooLarge
-            // Jetty's 505 (no version: "HTTP/0.9", or an unknown one) and 426 (`HTTP/2.0` on an
-            // HTTP/1 connection) are, by the spec's rule, malformed requests like every other 400.
-            status == 400 || status == 505 || status == 426 -> AppError.Malformed
-            else -> null
-        }
-        val answer = error?.toResponse()
-            ?: jsonResponse(Status(status, HttpStatus.getMessage(status)), ErrorBody(HttpStatus.getMessage(status)))
+        // Jetty 12.0: BadMessageException("Bad Request") <- NumberFormatException("!hex z") for `%zz`,
+        // <- IllegalArgumentException("Illegal character in path") for `%00`
+        val badEscape = cause is NumberFormatException && cause.message?.startsWith("!hex") == true
+        val nulInPath = cause is IllegalArgumentException && cause.message == "Illegal character in path"
+        val error =
+            when {
+                status == 400 && (badEscape || nulInPath) -> AppError.NoSuchResource
+
+                status == 414 -> AppError.UriTooLong
+
+                status == 431 -> AppError.HeaderFieldsTooLarge
+
+                // Jetty's 505 (no version: "HTTP/0.9", or an unknown one) and 426 (`HTTP/2.0` on an
+                // HTTP/1 connection) are, by the spec's rule, malformed requests like every other 400.
+                status == 400 || status == 505 || status == 426 -> AppError.Malformed
+
+                else -> null
+            }
+        val answer =
+            error?.toResponse()
+                ?: jsonResponse(Status(status, HttpStatus.getMessage(status)), ErrorBody(HttpStatus.getMessage(status)))
         response.status = answer.status.code
         answer.headers.forEach { (name, value) -> if (value != null) response.headers.put(name, value) }
         telemetry.record(request.method, "", "", answer.status.code, Duration.ZERO)

@@ -29,8 +29,10 @@ const val METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 val Request.target: String get() = uri.toString()
 
 /** The `http_route` label: the listed path the request matched, `""` for anything else (and a 414). */
-fun route(path: String, target: String): String =
-    if (path in LISTED_PATHS && target.length <= MAX_REQUEST_TARGET) path else ""
+fun route(
+    path: String,
+    target: String,
+): String = if (path in LISTED_PATHS && target.length <= MAX_REQUEST_TARGET) path else ""
 
 private val requestLog = LoggerFactory.getLogger("cityref.request")
 
@@ -41,48 +43,82 @@ private val requestLog = LoggerFactory.getLogger("cityref.request")
  * and a percentile histogram — are replaced by the labeler and the [MeterFilter] below).
  */
 class Telemetry {
-    val registry = PrometheusMeterRegistry(PrometheusConfig.DEFAULT).apply {
-        config().meterFilter(object : MeterFilter {
-            override fun configure(id: Meter.Id, config: DistributionStatisticConfig): DistributionStatisticConfig =
-                if (id.name != TIMER) config
-                else DistributionStatisticConfig.builder()
-                    .percentilesHistogram(false)
-                    .serviceLevelObjectives(*BUCKETS.map { it * 1e9 }.toDoubleArray()) // nanoseconds
-                    .build().merge(config)
-        })
-    }
+    val registry =
+        PrometheusMeterRegistry(PrometheusConfig.DEFAULT).apply {
+            config().meterFilter(
+                object : MeterFilter {
+                    override fun configure(
+                        id: Meter.Id,
+                        config: DistributionStatisticConfig,
+                    ): DistributionStatisticConfig =
+                        if (id.name != TIMER) {
+                            config
+                        } else {
+                            DistributionStatisticConfig
+                                .builder()
+                                .percentilesHistogram(false)
+                                .serviceLevelObjectives(*BUCKETS.map { it * 1e9 }.toDoubleArray()) // nanoseconds
+                                .build()
+                                .merge(config)
+                        }
+                },
+            )
+        }
 
     /** One `info` line per request: method, path (as sent), status, duration. */
-    val logRequests: Filter = ResponseFilters.ReportHttpTransaction { tx ->
-        log(tx.request.method.name, tx.request.target, tx.response.status.code, tx.duration)
-    }
+    val logRequests: Filter =
+        ResponseFilters.ReportHttpTransaction { tx ->
+            log(tx.request.method.name, tx.request.target, tx.response.status.code, tx.duration)
+        }
 
     /** One histogram observation per request, labelled as the contract says. */
-    val recordDuration: Filter = ServerFilters.MicrometerMetrics.RequestTimer(
-        registry, name = TIMER, description = "Duration of HTTP server requests.",
-        labeler = { tx: HttpTransaction ->
-            tx.copy(labels = labels(tx.request.method.name, tx.request.uri.path, tx.request.target, tx.response.status.code))
-        },
-    )
+    val recordDuration: Filter =
+        ServerFilters.MicrometerMetrics.RequestTimer(
+            registry,
+            name = TIMER,
+            description = "Duration of HTTP server requests.",
+            labeler = { tx: HttpTransaction ->
+                tx.copy(labels = labels(tx.request.method.name, tx.request.uri.path, tx.request.target, tx.response.status.code))
+            },
+        )
 
     /** Both, for a request http4k cannot represent (see [OtherMethods]). */
-    fun record(method: String, path: String, target: String, status: Int, duration: Duration) {
-        labels(method, path, target, status).entries
+    fun record(
+        method: String,
+        path: String,
+        target: String,
+        status: Int,
+        duration: Duration,
+    ) {
+        labels(method, path, target, status)
+            .entries
             .fold(Timer.builder(TIMER).description("Duration of HTTP server requests.")) { b, (k, v) -> b.tag(k, v) }
-            .register(registry).record(duration)
+            .register(registry)
+            .record(duration)
         log(method, target, status, duration)
     }
 
     fun scrape(): String = registry.scrape()
 
-    private fun labels(method: String, path: String, target: String, status: Int) = mapOf(
+    private fun labels(
+        method: String,
+        path: String,
+        target: String,
+        status: Int,
+    ) = mapOf(
         "http_request_method" to if (method in KNOWN_METHODS) method else "_OTHER",
         "http_route" to route(path, target),
         "http_response_status_code" to status.toString(),
     )
 
-    private fun log(method: String, target: String, status: Int, duration: Duration) {
-        requestLog.atInfo()
+    private fun log(
+        method: String,
+        target: String,
+        status: Int,
+        duration: Duration,
+    ) {
+        requestLog
+            .atInfo()
             .addKeyValue("method", method)
             .addKeyValue("path", target.take(MAX_REQUEST_TARGET))
             .addKeyValue("status", status)

@@ -14,27 +14,42 @@ import kotlin.test.assertTrue
 /** The whole app as a function: no server, a fake backend. */
 class AppTest {
     private val mapper = ObjectMapper()
+
     private fun source(json: String) = mapper.readTree(json) as Source
 
-    private val backend = object : CityLookup {
-        var regionLookups = 0
-        override fun findCity(id: Long, language: String): Source? = when (id) {
-            1L -> source("""{"id":1,"countryIso":"CZ","isFeatured":true,"regionId":10,"name.$language":"Plzeň"}""")
-            2L -> source("""{"id":2,"countryIso":"CZ","isFeatured":"yes","regionId":10}""")
-            3L -> throw AppError.Timeout
-            else -> null
+    private val backend =
+        object : CityLookup {
+            var regionLookups = 0
+
+            override fun findCity(
+                id: Long,
+                language: String,
+            ): Source? =
+                when (id) {
+                    1L -> source("""{"id":1,"countryIso":"CZ","isFeatured":true,"regionId":10,"name.$language":"Plzeň"}""")
+                    2L -> source("""{"id":2,"countryIso":"CZ","isFeatured":"yes","regionId":10}""")
+                    3L -> throw AppError.Timeout
+                    else -> null
+                }
+
+            override fun findRegion(id: Long): Source? {
+                regionLookups++
+                return if (id == 10L) source("""{"name.en":"Region Pilsen","name.cs":"Plzeňský kraj"}""") else null
+            }
         }
-        override fun findRegion(id: Long): Source? {
-            regionLookups++
-            return if (id == 10L) source("""{"name.en":"Region Pilsen","name.cs":"Plzeňský kraj"}""") else null
-        }
-    }
     private val telemetry = Telemetry()
     private val app = cityrefApp(backend, telemetry)
 
-    private fun call(method: Method, target: String): Response = app(Request(method, target))
+    private fun call(
+        method: Method,
+        target: String,
+    ): Response = app(Request(method, target))
 
-    private fun assertJson(response: Response, status: Int, body: String) {
+    private fun assertJson(
+        response: Response,
+        status: Int,
+        body: String,
+    ) {
         assertEquals(status, response.status.code)
         assertEquals("application/json", response.header("Content-Type"))
         assertEquals(body, response.bodyString())
@@ -43,14 +58,24 @@ class AppTest {
 
     @Test
     fun city() {
-        assertJson(call(GET, "/city/v1/get?id=1&language=cs"), 200,
-            """{"countryIso":"CZ","id":1,"isFeatured":true,"name":"Plzeň","regionName":"Plzeňský kraj"}""")
-        assertJson(call(GET, "/city/v1/get?id=1&language=sk"), 500, """{"message":"Internal Server Error: Region#10 has no name in 'sk'."}""")
+        assertJson(
+            call(GET, "/city/v1/get?id=1&language=cs"),
+            200,
+            """{"countryIso":"CZ","id":1,"isFeatured":true,"name":"Plzeň","regionName":"Plzeňský kraj"}""",
+        )
+        assertJson(
+            call(GET, "/city/v1/get?id=1&language=sk"),
+            500,
+            """{"message":"Internal Server Error: Region#10 has no name in 'sk'."}""",
+        )
         assertJson(call(GET, "/city/v1/get?id=2&language=en"), 500, """{"message":"Internal Server Error: City#2 is malformed."}""")
         assertJson(call(GET, "/city/v1/get?id=0099&language=en"), 404, """{"message":"Not Found: City#99 not found."}""")
         assertJson(call(GET, "/city/v1/get?id=3&language=en"), 504, """{"message":"Gateway Timeout: search backend timed out."}""")
-        assertJson(call(GET, "/city/v1/get?id=x"), 400,
-            """{"message":"Bad Request: parameter 'id' must be an integer from 1 to 9223372036854775807; parameter 'language' is missing"}""")
+        assertJson(
+            call(GET, "/city/v1/get?id=x"),
+            400,
+            """{"message":"Bad Request: parameter 'id' must be an integer from 1 to 9223372036854775807; parameter 'language' is missing"}""",
+        )
     }
 
     @Test
@@ -78,11 +103,22 @@ class AppTest {
         call(Method.PUT, "/health")
         call(GET, "/nope")
         val text = call(GET, "/metrics").bodyString()
-        assertTrue("""http_server_request_duration_seconds_count{http_request_method="GET",http_response_status_code="200",http_route="/city/v1/get"} 1""" in text, text)
-        assertTrue("""http_server_request_duration_seconds_count{http_request_method="PUT",http_response_status_code="405",http_route="/health"} 1""" in text, text)
-        assertTrue("""http_server_request_duration_seconds_count{http_request_method="GET",http_response_status_code="404",http_route=""} 1""" in text, text)
-        val buckets = Regex("""http_server_request_duration_seconds_bucket\{[^}]*http_route="/city/v1/get",le="([^"]+)"""").findAll(text).map { it.groupValues[1] }.toList()
-        assertEquals(listOf("0.005", "0.01", "0.025", "0.05", "0.075", "0.1", "0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "+Inf"), buckets)
+
+        fun counted(
+            method: String,
+            status: Int,
+            route: String,
+        ) = "http_server_request_duration_seconds_count{http_request_method=\"$method\"," +
+            "http_response_status_code=\"$status\",http_route=\"$route\"} 1"
+        assertTrue(counted("GET", 200, "/city/v1/get") in text, text)
+        assertTrue(counted("PUT", 405, "/health") in text, text)
+        assertTrue(counted("GET", 404, "") in text, text)
+        val bucket = Regex("""http_server_request_duration_seconds_bucket\{[^}]*http_route="/city/v1/get",le="([^"]+)"""")
+        val buckets = bucket.findAll(text).map { it.groupValues[1] }.toList()
+        assertEquals(
+            listOf("0.005", "0.01", "0.025", "0.05", "0.075", "0.1", "0.25", "0.5", "0.75", "1.0", "2.5", "5.0", "7.5", "10.0", "+Inf"),
+            buckets,
+        )
     }
 
     @Test

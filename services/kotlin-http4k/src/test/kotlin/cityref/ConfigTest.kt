@@ -31,7 +31,10 @@ class ConfigTest {
             "LOG_LEVEL" to listOf("", "loud", "INFO"),
         ).forEach { (variable, values) ->
             values.forEach { value ->
-                assertEquals(variable, assertFailsWith<ConfigException>("$variable=$value") { loadConfig(mapOf(variable to value)) }.variable)
+                assertEquals(
+                    variable,
+                    assertFailsWith<ConfigException>("$variable=$value") { loadConfig(mapOf(variable to value)) }.variable,
+                )
             }
         }
     }

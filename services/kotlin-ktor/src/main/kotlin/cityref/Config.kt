@@ -18,27 +18,40 @@ data class Config(
 }
 
 /** An invalid variable; the message never repeats the value (it may hold a password). */
-class ConfigException(val variable: String, message: String) : Exception(message)
+class ConfigException(
+    val variable: String,
+    message: String,
+) : Exception(message)
 
 val LOG_LEVELS = listOf("error", "warn", "info", "debug")
 
 /** Reads and validates every variable; a variable set but empty is invalid, not defaulted. */
 fun loadConfig(env: Map<String, String> = System.getenv()): Config {
-    fun value(name: String, default: String): String = env[name] ?: default
+    fun value(
+        name: String,
+        default: String,
+    ): String = env[name] ?: default
 
-    val port = value("PORT", "8080").let { raw ->
-        raw.takeIf { it.isNotEmpty() && it.length <= 5 && it.all(Char::isAsciiDigit) }
-            ?.toInt()?.takeIf { it in 1..65535 }
-            ?: throw ConfigException("PORT", "PORT must be an integer from 1 to 65535")
-    }
+    val port =
+        value("PORT", "8080").let { raw ->
+            raw
+                .takeIf { it.isNotEmpty() && it.length <= 5 && it.all(Char::isAsciiDigit) }
+                ?.toInt()
+                ?.takeIf { it in 1..65535 }
+                ?: throw ConfigException("PORT", "PORT must be an integer from 1 to 65535")
+        }
     val url = parseElasticsearchUrl(value("ELASTICSEARCH_URL", "http://127.0.0.1:9200"))
-    val timeout = value("ELASTICSEARCH_TIMEOUT_MS", "2000").let { raw ->
-        raw.takeIf { it.isNotEmpty() && it.all(Char::isAsciiDigit) }
-            ?.toLongOrNull()?.takeIf { it in 1..Int.MAX_VALUE }
-            ?: throw ConfigException("ELASTICSEARCH_TIMEOUT_MS", "ELASTICSEARCH_TIMEOUT_MS must be a positive integer")
-    }
-    val logLevel = value("LOG_LEVEL", "info").takeIf { it in LOG_LEVELS }
-        ?: throw ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug")
+    val timeout =
+        value("ELASTICSEARCH_TIMEOUT_MS", "2000").let { raw ->
+            raw
+                .takeIf { it.isNotEmpty() && it.all(Char::isAsciiDigit) }
+                ?.toLongOrNull()
+                ?.takeIf { it in 1..Int.MAX_VALUE }
+                ?: throw ConfigException("ELASTICSEARCH_TIMEOUT_MS", "ELASTICSEARCH_TIMEOUT_MS must be a positive integer")
+        }
+    val logLevel =
+        value("LOG_LEVEL", "info").takeIf { it in LOG_LEVELS }
+            ?: throw ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug")
     return Config(port, url.first, url.second, url.third, timeout, logLevel)
 }
 
@@ -47,25 +60,33 @@ private fun Char.isAsciiDigit() = this in '0'..'9'
 /** An `http`/`https` URL with a host; `user:password@` is split off (percent-decoded). */
 private fun parseElasticsearchUrl(raw: String): Triple<URI, String?, String?> {
     val invalid = { ConfigException("ELASTICSEARCH_URL", "ELASTICSEARCH_URL must be an http or https URL") }
-    val uri = try {
-        URI(raw)
-    } catch (_: Exception) {
-        throw invalid()
-    }
+    val uri =
+        try {
+            URI(raw)
+        } catch (_: Exception) {
+            throw invalid()
+        }
     if (uri.scheme?.lowercase() !in setOf("http", "https") || uri.host.isNullOrEmpty() ||
         uri.rawQuery != null || uri.rawFragment != null
-    ) throw invalid()
-    val userInfo = uri.userInfo
-    val (user, password) = when {
-        userInfo == null -> null to null
-        ':' in userInfo -> userInfo.substringBefore(':') to userInfo.substringAfter(':')
-        else -> userInfo to null
+    ) {
+        throw invalid()
     }
+    val userInfo = uri.userInfo
+    val (user, password) =
+        when {
+            userInfo == null -> null to null
+            ':' in userInfo -> userInfo.substringBefore(':') to userInfo.substringAfter(':')
+            else -> userInfo to null
+        }
     val bare = URI(uri.scheme.lowercase(), null, uri.host, uri.port, uri.path?.ifEmpty { null }, null, null)
     return Triple(bare, user, password)
 }
 
-private fun redact(url: URI, user: String?, password: String?): String {
+private fun redact(
+    url: URI,
+    user: String?,
+    password: String?,
+): String {
     if (user == null) return url.toString()
     val auth = if (password != null) "$user:***" else user
     return "${url.scheme}://$auth@${url.rawAuthority}${url.rawPath ?: ""}"

@@ -41,7 +41,13 @@ const val MAX_REQUEST_TARGET = 8192
 val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
 
 /** The application: telemetry, the error contract and the four listed paths. */
-fun Application.cityref(repository: CityLookup, metrics: Metrics, inFlight: java.util.concurrent.atomic.AtomicInteger = java.util.concurrent.atomic.AtomicInteger()) {
+fun Application.cityref(
+    repository: CityLookup,
+    metrics: Metrics,
+    inFlight: java.util.concurrent.atomic.AtomicInteger =
+        java.util.concurrent.atomic
+            .AtomicInteger(),
+) {
     install(StatusPages) {
         exception<AppError> { call, error -> call.respondError(error) }
         exception<Throwable> { call, error ->
@@ -60,19 +66,20 @@ fun Application.cityref(repository: CityLookup, metrics: Metrics, inFlight: java
     // eagerly when it runs a route (RoutingRequest.queryParameters, Ktor 3.5.2) and throws
     // BadRequestException for `%zz` before the handler can apply the contract's per-parameter
     // rules, and it normalises paths the contract wants unknown.
-    val handlers: Map<String, suspend (ApplicationCall) -> Unit> = mapOf(
-        "/city/v1/get" to { call ->
-            val query = parseCityQuery(call.request.uri.substringAfter('?', ""))
-            call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(City.serializer(), getCity(repository, query)))
-        },
-        "/health" to { call ->
-            call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(Health.serializer(), Health(Health.Status.UP)))
-        },
-        "/api-docs" to { call -> call.respondBody(HttpStatusCode.OK, JSON_TYPE, OPENAPI_JSON) },
-        "/metrics" to { call ->
-            call.respondBody(HttpStatusCode.OK, METRICS_TYPE, metrics.scrape().toByteArray(Charsets.UTF_8))
-        },
-    )
+    val handlers: Map<String, suspend (ApplicationCall) -> Unit> =
+        mapOf(
+            "/city/v1/get" to { call ->
+                val query = parseCityQuery(call.request.uri.substringAfter('?', ""))
+                call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(City.serializer(), getCity(repository, query)))
+            },
+            "/health" to { call ->
+                call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(Health.serializer(), Health(Health.Status.UP)))
+            },
+            "/api-docs" to { call -> call.respondBody(HttpStatusCode.OK, JSON_TYPE, OPENAPI_JSON) },
+            "/metrics" to { call ->
+                call.respondBody(HttpStatusCode.OK, METRICS_TYPE, metrics.scrape().toByteArray(Charsets.UTF_8))
+            },
+        )
     check(handlers.keys == LISTED_PATHS)
     intercept(ApplicationCallPipeline.Call) {
         // A request Wire judged on the wire (malformed, header section too large, target cut).
@@ -88,7 +95,10 @@ fun Application.cityref(repository: CityLookup, metrics: Metrics, inFlight: java
     }
 }
 
-private fun <T> encode(serializer: KSerializer<T>, value: T): ByteArray = json.encodeToString(serializer, value).toByteArray(Charsets.UTF_8)
+private fun <T> encode(
+    serializer: KSerializer<T>,
+    value: T,
+): ByteArray = json.encodeToString(serializer, value).toByteArray(Charsets.UTF_8)
 
 suspend fun ApplicationCall.respondError(error: AppError) {
     if (error is AppError.MethodNotAllowed) response.header(HttpHeaders.Allow, "GET, HEAD")
@@ -99,19 +109,28 @@ suspend fun ApplicationCall.respondError(error: AppError) {
  * The body as bytes with exactly [type] (Ktor's text responses would add `; charset=UTF-8`).
  * HEAD gets the same status and headers, Content-Length included, and no body.
  */
-suspend fun ApplicationCall.respondBody(status: HttpStatusCode, type: ContentType, bytes: ByteArray) {
+suspend fun ApplicationCall.respondBody(
+    status: HttpStatusCode,
+    type: ContentType,
+    bytes: ByteArray,
+) {
     if (request.httpMethod == HttpMethod.Head) {
-        respond(object : OutgoingContent.NoContent() {
-            override val status = status
-            override val contentType = type
-            override val contentLength = bytes.size.toLong()
-        })
+        respond(
+            object : OutgoingContent.NoContent() {
+                override val status = status
+                override val contentType = type
+                override val contentLength = bytes.size.toLong()
+            },
+        )
     } else {
-        respond(object : OutgoingContent.ByteArrayContent() {
-            override val status = status
-            override val contentType = type
-            override val contentLength = bytes.size.toLong()
-            override fun bytes() = bytes
-        })
+        respond(
+            object : OutgoingContent.ByteArrayContent() {
+                override val status = status
+                override val contentType = type
+                override val contentLength = bytes.size.toLong()
+
+                override fun bytes() = bytes
+            },
+        )
     }
 }

@@ -5,18 +5,18 @@ import ch.qos.logback.classic.LoggerContext
 import io.ktor.server.engine.connector
 import io.ktor.server.engine.embeddedServer
 import io.ktor.server.netty.Netty
-import kotlinx.coroutines.runBlocking
-import org.slf4j.Logger
-import org.slf4j.LoggerFactory
-import sun.misc.Signal
-import java.util.concurrent.CountDownLatch
-import kotlin.system.exitProcess
 import io.netty.channel.Channel
 import io.netty.channel.ChannelHandler
 import io.netty.channel.ChannelHandlerContext
 import io.netty.channel.ChannelInboundHandlerAdapter
+import kotlinx.coroutines.runBlocking
+import org.slf4j.Logger
+import org.slf4j.LoggerFactory
+import sun.misc.Signal
 import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.CountDownLatch
 import java.util.concurrent.atomic.AtomicInteger
+import kotlin.system.exitProcess
 
 private val log = LoggerFactory.getLogger("cityref")
 
@@ -43,12 +43,13 @@ fun main() {
 }
 
 private fun run() {
-    val config = try {
-        loadConfig()
-    } catch (e: ConfigException) {
-        log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-        exitProcess(1)
-    }
+    val config =
+        try {
+            loadConfig()
+        } catch (e: ConfigException) {
+            log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+            exitProcess(1)
+        }
     (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
         Level.toLevel(config.logLevel.uppercase())
 
@@ -57,7 +58,10 @@ private fun run() {
     try {
         runBlocking { repository.checkHealth(config.elasticsearchTimeoutMs.coerceAtMost(10_000)) }
     } catch (e: Throwable) {
-        log.atError().addKeyValue("url", config.redactedElasticsearchUrl).addKeyValue("error", describe(e))
+        log
+            .atError()
+            .addKeyValue("url", config.redactedElasticsearchUrl)
+            .addKeyValue("error", describe(e))
             .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
         repository.close()
         exitProcess(1)
@@ -68,28 +72,33 @@ private fun run() {
     // The listening channels, so that shutdown can stop accepting first and then wait for the
     // requests in flight: Netty's graceful event-loop shutdown closes open connections at once.
     val listeners = CopyOnWriteArrayList<Channel>()
-    val server = embeddedServer(Netty, configure = {
-        connector {
-            host = "0.0.0.0"
-            port = config.port
+    val server =
+        embeddedServer(Netty, configure = {
+            connector {
+                host = "0.0.0.0"
+                port = config.port
+            }
+            maxInitialLineLength = MAX_INITIAL_LINE
+            maxHeaderSize = MAX_HEADER_SIZE
+            configureBootstrap = { handler(ListenerCapture(listeners)) }
+            // The contract's HTTP layer, before Netty's decoder reads a byte (Wire.kt).
+            channelPipelineConfig = { addFirst("wire", Wire()) }
+            // Calls run on the worker event loop that read them, not on a separate call group: one
+            // thread hop less per request (Ktor's `shareWorkGroup`; README.md, profile).
+            shareWorkGroup = true
+            shutdownGracePeriod = SHUTDOWN_GRACE_MS
+            shutdownTimeout = SHUTDOWN_TIMEOUT_MS
+        }) {
+            cityref(repository, metrics, inFlight)
         }
-        maxInitialLineLength = MAX_INITIAL_LINE
-        maxHeaderSize = MAX_HEADER_SIZE
-        configureBootstrap = { handler(ListenerCapture(listeners)) }
-        // The contract's HTTP layer, before Netty's decoder reads a byte (Wire.kt).
-        channelPipelineConfig = { addFirst("wire", Wire()) }
-        // Calls run on the worker event loop that read them, not on a separate call group: one
-        // thread hop less per request (Ktor's `shareWorkGroup`; README.md, profile).
-        shareWorkGroup = true
-        shutdownGracePeriod = SHUTDOWN_GRACE_MS
-        shutdownTimeout = SHUTDOWN_TIMEOUT_MS
-    }) {
-        cityref(repository, metrics, inFlight)
-    }
 
     val stopped = CountDownLatch(1)
     val stop = { signal: Signal ->
-        log.atInfo().addKeyValue("signal", signal.name).addKeyValue("in_flight", inFlight.get()).log("shutting down")
+        log
+            .atInfo()
+            .addKeyValue("signal", signal.name)
+            .addKeyValue("in_flight", inFlight.get())
+            .log("shutting down")
         listeners.forEach { it.close().syncUninterruptibly() }
         val deadline = System.nanoTime() + SHUTDOWN_DRAIN_MS * 1_000_000
         while (inFlight.get() > 0 && System.nanoTime() < deadline) Thread.sleep(10)
@@ -101,7 +110,8 @@ private fun run() {
 
     server.start(wait = false)
     val engine = server.engineConfig
-    log.atInfo()
+    log
+        .atInfo()
         .addKeyValue("port", config.port)
         .addKeyValue("available_processors", processors)
         .addKeyValue("connection_group_size", engine.connectionGroupSize)
@@ -118,7 +128,9 @@ private fun run() {
 
 /** Parent-channel handler of the server bootstrap: remembers each listening channel. */
 @ChannelHandler.Sharable
-private class ListenerCapture(private val listeners: MutableList<Channel>) : ChannelInboundHandlerAdapter() {
+private class ListenerCapture(
+    private val listeners: MutableList<Channel>,
+) : ChannelInboundHandlerAdapter() {
     override fun handlerAdded(ctx: ChannelHandlerContext) {
         listeners += ctx.channel()
     }

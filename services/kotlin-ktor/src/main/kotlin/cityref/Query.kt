@@ -6,7 +6,10 @@ import java.nio.charset.CharacterCodingException
 import java.nio.charset.CodingErrorAction
 
 /** A valid `/city/v1/get` query. */
-data class CityQuery(val id: Long, val language: Language)
+data class CityQuery(
+    val id: Long,
+    val language: Language,
+)
 
 private const val ID_RULE = "an integer from 1 to 9223372036854775807"
 private const val LANGUAGE_RULE = "one of: cs, de, en, pl, sk"
@@ -38,12 +41,25 @@ fun parseCityQuery(rawQuery: String): CityQuery {
     return CityQuery(id.getOrThrow(), language.getOrThrow())
 }
 
-private fun <T : Any> single(name: String, values: List<String?>, rule: String, parse: (String) -> T?): Result<T> =
+private fun <T : Any> single(
+    name: String,
+    values: List<String?>,
+    rule: String,
+    parse: (String) -> T?,
+): Result<T> =
     when (values.size) {
-        0 -> Result.failure(IllegalArgumentException("parameter '$name' is missing"))
-        1 -> values[0]?.let(parse)?.let { Result.success(it) }
-            ?: Result.failure(IllegalArgumentException("parameter '$name' must be $rule"))
-        else -> Result.failure(IllegalArgumentException("parameter '$name' is given more than once"))
+        0 -> {
+            Result.failure(IllegalArgumentException("parameter '$name' is missing"))
+        }
+
+        1 -> {
+            values[0]?.let(parse)?.let { Result.success(it) }
+                ?: Result.failure(IllegalArgumentException("parameter '$name' must be $rule"))
+        }
+
+        else -> {
+            Result.failure(IllegalArgumentException("parameter '$name' is given more than once"))
+        }
     }
 
 /** ASCII digits only (leading zeros allowed), 1 to Long.MAX_VALUE. */
@@ -68,33 +84,43 @@ fun formDecode(raw: String): String? {
     while (i < raw.length) {
         val c = raw[i]
         when (c) {
-            '+' -> out.write(' '.code)
+            '+' -> {
+                out.write(' '.code)
+            }
+
             '%' -> {
                 val hi = raw.getOrNull(i + 1)?.let(::hexValue) ?: return null
                 val lo = raw.getOrNull(i + 2)?.let(::hexValue) ?: return null
                 out.write(hi * 16 + lo)
                 i += 2
             }
+
             // The request line arrives as ISO-8859-1 chars, one per byte.
-            else -> out.write(c.code and 0xFF)
+            else -> {
+                out.write(c.code and 0xFF)
+            }
         }
         i++
     }
     return utf8(out.toByteArray())
 }
 
-private fun utf8(bytes: ByteArray): String? = try {
-    Charsets.UTF_8.newDecoder()
-        .onMalformedInput(CodingErrorAction.REPORT)
-        .onUnmappableCharacter(CodingErrorAction.REPORT)
-        .decode(ByteBuffer.wrap(bytes)).toString()
-} catch (_: CharacterCodingException) {
-    null
-}
+private fun utf8(bytes: ByteArray): String? =
+    try {
+        Charsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT)
+            .decode(ByteBuffer.wrap(bytes))
+            .toString()
+    } catch (_: CharacterCodingException) {
+        null
+    }
 
-private fun hexValue(c: Char): Int? = when (c) {
-    in '0'..'9' -> c - '0'
-    in 'a'..'f' -> c - 'a' + 10
-    in 'A'..'F' -> c - 'A' + 10
-    else -> null
-}
+private fun hexValue(c: Char): Int? =
+    when (c) {
+        in '0'..'9' -> c - '0'
+        in 'a'..'f' -> c - 'a' + 10
+        in 'A'..'F' -> c - 'A' + 10
+        else -> null
+    }

@@ -24,7 +24,11 @@ typealias Source = ObjectNode
 
 /** What the service needs from the backend (the [Repository], or a fake in tests). */
 interface CityLookup {
-    suspend fun findCity(id: Long, language: String): Source?
+    suspend fun findCity(
+        id: Long,
+        language: String,
+    ): Source?
+
     suspend fun findRegion(id: Long): Source?
 }
 
@@ -42,7 +46,10 @@ private val REGION_FIELDS = listOf("name.cs", "name.de", "name.en", "name.pl", "
  * underneath, no blocking on Ktor's threads), bridged to coroutines with `await()`.
  * Cities are never cached; regions that were found are, for the life of the process.
  */
-class Repository(private val config: Config) : CityLookup, AutoCloseable {
+class Repository(
+    private val config: Config,
+) : CityLookup,
+    AutoCloseable {
     private val log = LoggerFactory.getLogger(Repository::class.java)
     private val timeoutMs = config.elasticsearchTimeoutMs
     private val regions = ConcurrentHashMap<Long, Source>()
@@ -54,29 +61,36 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
      */
     private val inFlight = Semaphore(MAX_CONNECTIONS)
 
-    private val restClient: RestClient = RestClient.builder(
-        HttpHost(config.elasticsearchUrl.host, effectivePort(config), config.elasticsearchUrl.scheme),
-    ).apply {
-        config.elasticsearchUrl.rawPath?.takeIf { it.isNotEmpty() && it != "/" }?.let { setPathPrefix(it.trimEnd('/')) }
-        // Basic auth sent preemptively (a credentials provider would wait for a 401 first).
-        if (config.username != null) {
-            val token = Base64.getEncoder().encodeToString("${config.username}:${config.password ?: ""}".toByteArray())
-            setDefaultHeaders(arrayOf(BasicHeader("Authorization", "Basic $token")))
-        }
-        // The coroutine timeout below decides 504; the client's own timeouts only back it up.
-        setRequestConfigCallback {
-            it.setConnectTimeout((timeoutMs + 1000).toInt()).setSocketTimeout((timeoutMs + 1000).toInt())
-        }
-        // As the client's maintainers advise for a hot path without credentials: no auth cache (its
-        // BasicAuthCache deserialises the scheme on every request), no cookie store, no system
-        // properties (proxy and credential lookups); a bounded pool (the spec's bound on requests
-        // in flight). The I/O reactor checks timeouts once per select interval (1 s by default).
-        setHttpClientConfigCallback {
-            it.setMaxConnPerRoute(MAX_CONNECTIONS).setMaxConnTotal(MAX_CONNECTIONS)
-                .disableAuthCaching().disableCookieManagement()
-                .setDefaultIOReactorConfig(IOReactorConfig.custom().setSelectInterval(100).build())
-        }
-    }.build()
+    private val restClient: RestClient =
+        RestClient
+            .builder(
+                HttpHost(config.elasticsearchUrl.host, effectivePort(config), config.elasticsearchUrl.scheme),
+            ).apply {
+                config.elasticsearchUrl.rawPath
+                    ?.takeIf { it.isNotEmpty() && it != "/" }
+                    ?.let { setPathPrefix(it.trimEnd('/')) }
+                // Basic auth sent preemptively (a credentials provider would wait for a 401 first).
+                if (config.username != null) {
+                    val token = Base64.getEncoder().encodeToString("${config.username}:${config.password ?: ""}".toByteArray())
+                    setDefaultHeaders(arrayOf(BasicHeader("Authorization", "Basic $token")))
+                }
+                // The coroutine timeout below decides 504; the client's own timeouts only back it up.
+                setRequestConfigCallback {
+                    it.setConnectTimeout((timeoutMs + 1000).toInt()).setSocketTimeout((timeoutMs + 1000).toInt())
+                }
+                // As the client's maintainers advise for a hot path without credentials: no auth cache (its
+                // BasicAuthCache deserialises the scheme on every request), no cookie store, no system
+                // properties (proxy and credential lookups); a bounded pool (the spec's bound on requests
+                // in flight). The I/O reactor checks timeouts once per select interval (1 s by default).
+                setHttpClientConfigCallback {
+                    it
+                        .setMaxConnPerRoute(MAX_CONNECTIONS)
+                        .setMaxConnTotal(MAX_CONNECTIONS)
+                        .disableAuthCaching()
+                        .disableCookieManagement()
+                        .setDefaultIOReactorConfig(IOReactorConfig.custom().setSelectInterval(100).build())
+                }
+            }.build()
 
     private val client = ElasticsearchAsyncClient(RestClientTransport(restClient, JacksonJsonpMapper()))
 
@@ -86,8 +100,10 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
     }
 
     /** The city's scalar fields and its name in [language]; null for a plain not-found. */
-    override suspend fun findCity(id: Long, language: String): Source? =
-        getSource(CITY_ALIAS, id, listOf("id", "countryIso", "isFeatured", "regionId", "name.$language"))
+    override suspend fun findCity(
+        id: Long,
+        language: String,
+    ): Source? = getSource(CITY_ALIAS, id, listOf("id", "countryIso", "isFeatured", "regionId", "name.$language"))
 
     /** The region's names, from the cache or else from Elasticsearch. */
     override suspend fun findRegion(id: Long): Source? {
@@ -103,7 +119,11 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
      * in time, [AppError.Unavailable] for anything else (refused, reset, 429/5xx, an error
      * body, an answer that is not a document or lacks the X-Elastic-Product header).
      */
-    private suspend fun getSource(alias: String, id: Long, fields: List<String>): Source? {
+    private suspend fun getSource(
+        alias: String,
+        id: Long,
+        fields: List<String>,
+    ): Source? {
         val request = GetRequest.of { it.index(alias).id(id.toString()).sourceIncludes(fields) }
         val response = call("GET /$alias/_doc/$id") { client.get(request, ObjectNode::class.java) }
         if (!response.found()) return null
@@ -113,7 +133,10 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
         }
     }
 
-    private suspend fun <T> call(what: String, request: () -> CompletableFuture<T>): T {
+    private suspend fun <T> call(
+        what: String,
+        request: () -> CompletableFuture<T>,
+    ): T {
         var future: CompletableFuture<T>? = null
         return try {
             withTimeout(timeoutMs) { inFlight.withPermit { request().also { future = it }.await() } }
@@ -134,8 +157,9 @@ class Repository(private val config: Config) : CityLookup, AutoCloseable {
     }
 
     private companion object {
-        fun effectivePort(config: Config): Int = config.elasticsearchUrl.port.takeIf { it > 0 }
-            ?: if (config.elasticsearchUrl.scheme == "https") 443 else 80
+        fun effectivePort(config: Config): Int =
+            config.elasticsearchUrl.port.takeIf { it > 0 }
+                ?: if (config.elasticsearchUrl.scheme == "https") 443 else 80
     }
 }
 

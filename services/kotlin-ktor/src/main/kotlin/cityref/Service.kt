@@ -4,7 +4,10 @@ import cityref.generated.models.City
 import com.fasterxml.jackson.databind.JsonNode
 
 /** Looks the city and its region up and runs the contract's checks in the contract's order. */
-suspend fun getCity(repository: CityLookup, query: CityQuery): City {
+suspend fun getCity(
+    repository: CityLookup,
+    query: CityQuery,
+): City {
     val id = query.id
     val language = query.language.value
     val city = repository.findCity(id, language) ?: throw AppError.CityNotFound(id)
@@ -22,5 +25,12 @@ suspend fun getCity(repository: CityLookup, query: CityQuery): City {
 private fun JsonNode.longOrNull(): Long? = if (isIntegralNumber && canConvertToLong()) longValue() else null
 
 /** `"name.<language>"`; absent, null, empty or not a string all count as missing. */
-private fun nameIn(source: Source, language: String): String? =
-    source.get("name.$language")?.takeIf { it.isTextual }?.textValue()?.takeIf { it.isNotEmpty() }
+private fun nameIn(
+    source: Source,
+    language: String,
+): String? =
+    source
+        .get("name.$language")
+        ?.takeIf { it.isTextual }
+        ?.textValue()
+        ?.takeIf { it.isNotEmpty() }

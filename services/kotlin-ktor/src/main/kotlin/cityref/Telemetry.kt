@@ -31,21 +31,34 @@ class Metrics {
     /** One timer per label set, registered once (a builder per request costs an id and a lookup). */
     private val timers = ConcurrentHashMap<Labels, Timer>()
 
-    private data class Labels(val method: String, val route: String, val status: Int)
+    private data class Labels(
+        val method: String,
+        val route: String,
+        val status: Int,
+    )
 
-    fun record(method: String, route: String, status: Int, nanos: Long) {
+    fun record(
+        method: String,
+        route: String,
+        status: Int,
+        nanos: Long,
+    ) {
         val labels = Labels(if (method in KNOWN_METHODS) method else "_OTHER", route, status)
-        timers.computeIfAbsent(labels) {
-            Timer.builder("http.server.request.duration")
-                .description("Duration of HTTP server requests.")
-                .tags(
-                    "http_request_method", it.method,
-                    "http_route", it.route,
-                    "http_response_status_code", it.status.toString(),
-                )
-                .serviceLevelObjectives(*slos)
-                .register(registry)
-        }.record(nanos, TimeUnit.NANOSECONDS)
+        timers
+            .computeIfAbsent(labels) {
+                Timer
+                    .builder("http.server.request.duration")
+                    .description("Duration of HTTP server requests.")
+                    .tags(
+                        "http_request_method",
+                        it.method,
+                        "http_route",
+                        it.route,
+                        "http_response_status_code",
+                        it.status.toString(),
+                    ).serviceLevelObjectives(*slos)
+                    .register(registry)
+            }.record(nanos, TimeUnit.NANOSECONDS)
     }
 
     fun scrape(): String = registry.scrape()
@@ -59,8 +72,11 @@ val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
 
 class RequestTelemetryConfig {
     lateinit var metrics: Metrics
+
     /** Requests received and not yet answered (graceful shutdown waits for 0). */
-    var inFlight = java.util.concurrent.atomic.AtomicInteger()
+    var inFlight =
+        java.util.concurrent.atomic
+            .AtomicInteger()
 }
 
 /**
@@ -68,28 +84,30 @@ class RequestTelemetryConfig {
  * that a `/metrics` read made after a response always counts it), one `info` log line once it is
  * sent; also counts the requests in flight for the graceful shutdown.
  */
-val RequestTelemetry = createApplicationPlugin("RequestTelemetry", ::RequestTelemetryConfig) {
-    val metrics = pluginConfig.metrics
-    val inFlight = pluginConfig.inFlight
-    onCall { call ->
-        inFlight.incrementAndGet()
-        call.attributes.put(START, System.nanoTime())
+val RequestTelemetry =
+    createApplicationPlugin("RequestTelemetry", ::RequestTelemetryConfig) {
+        val metrics = pluginConfig.metrics
+        val inFlight = pluginConfig.inFlight
+        onCall { call ->
+            inFlight.incrementAndGet()
+            call.attributes.put(START, System.nanoTime())
+        }
+        on(ResponseBodyReadyForSend) { call, content ->
+            val status = content.status?.value ?: call.response.status()?.value ?: 0
+            val path = call.rawPath
+            val route = if (path in LISTED_PATHS && call.request.uri.length <= MAX_REQUEST_TARGET) path else ""
+            metrics.record(call.request.httpMethod.value, route, status, call.elapsedNanos())
+        }
+        on(ResponseSent) { call ->
+            inFlight.decrementAndGet()
+            requestLog
+                .atInfo()
+                .addKeyValue("method", call.request.httpMethod.value)
+                .addKeyValue("path", call.request.uri.take(MAX_REQUEST_TARGET))
+                .addKeyValue("status", call.response.status()?.value ?: 0)
+                .addKeyValue("duration_ms", call.elapsedNanos() / 1e6)
+                .log("request")
+        }
     }
-    on(ResponseBodyReadyForSend) { call, content ->
-        val status = content.status?.value ?: call.response.status()?.value ?: 0
-        val path = call.rawPath
-        val route = if (path in LISTED_PATHS && call.request.uri.length <= MAX_REQUEST_TARGET) path else ""
-        metrics.record(call.request.httpMethod.value, route, status, call.elapsedNanos())
-    }
-    on(ResponseSent) { call ->
-        inFlight.decrementAndGet()
-        requestLog.atInfo()
-            .addKeyValue("method", call.request.httpMethod.value)
-            .addKeyValue("path", call.request.uri.take(MAX_REQUEST_TARGET))
-            .addKeyValue("status", call.response.status()?.value ?: 0)
-            .addKeyValue("duration_ms", call.elapsedNanos() / 1e6)
-            .log("request")
-    }
-}
 
 private fun ApplicationCall.elapsedNanos(): Long = System.nanoTime() - (attributes.getOrNull(START) ?: System.nanoTime())

@@ -32,7 +32,10 @@ class Wire : ChannelInboundHandlerAdapter() {
     private val scanner = WireScanner(SECRET)
     private var handedOn = false
 
-    override fun channelRead(ctx: ChannelHandlerContext, msg: Any) {
+    override fun channelRead(
+        ctx: ChannelHandlerContext,
+        msg: Any,
+    ) {
         if (msg !is ByteBuf) {
             ctx.fireChannelRead(msg)
             return
@@ -67,24 +70,47 @@ class Wire : ChannelInboundHandlerAdapter() {
 }
 
 /** The answer the scanner's mark asks for, if [value] (the `X-Cityref-Wire` header) is one. */
-fun wireRefusal(value: String?): AppError? = when (value) {
-    null -> null
-    "${Wire.SECRET} ${WireScanner.TARGET_TOO_LONG}" -> AppError.UriTooLong
-    "${Wire.SECRET} ${WireScanner.MALFORMED}" -> AppError.Malformed
-    "${Wire.SECRET} ${WireScanner.HEAD_TOO_LARGE}" -> AppError.HeaderFieldsTooLarge
-    else -> null
-}
+fun wireRefusal(value: String?): AppError? =
+    when (value) {
+        null -> null
+        "${Wire.SECRET} ${WireScanner.TARGET_TOO_LONG}" -> AppError.UriTooLong
+        "${Wire.SECRET} ${WireScanner.MALFORMED}" -> AppError.Malformed
+        "${Wire.SECRET} ${WireScanner.HEAD_TOO_LARGE}" -> AppError.HeaderFieldsTooLarge
+        else -> null
+    }
 
 /** Follows HTTP/1.1 request framing byte by byte (RFC 9112 as the contract narrows it). */
-class WireScanner(private val secret: String) {
+class WireScanner(
+    private val secret: String,
+) {
     private enum class State {
-        LINE_START, LEADING_CR, METHOD, TARGET, VERSION, VERSION_LF, FIELD_START, FIELD_NAME, FIELD_VALUE,
-        FIELD_LF, END_LF, BODY, CHUNK_SIZE, CHUNK_EXT, CHUNK_SIZE_LF, CHUNK_DATA, CHUNK_DATA_CR, CHUNK_DATA_LF,
-        TRAILER, TRAILER_LF, CLOSED,
+        LINE_START,
+        LEADING_CR,
+        METHOD,
+        TARGET,
+        VERSION,
+        VERSION_LF,
+        FIELD_START,
+        FIELD_NAME,
+        FIELD_VALUE,
+        FIELD_LF,
+        END_LF,
+        BODY,
+        CHUNK_SIZE,
+        CHUNK_EXT,
+        CHUNK_SIZE_LF,
+        CHUNK_DATA,
+        CHUNK_DATA_CR,
+        CHUNK_DATA_LF,
+        TRAILER,
+        TRAILER_LF,
+        CLOSED,
     }
 
     /** A refusal: the request is replaced by a stand-in marked [mark]. */
-    private class Refused(val mark: String) : Exception(null, null, false, false)
+    private class Refused(
+        val mark: String,
+    ) : Exception(null, null, false, false)
 
     private var state = State.LINE_START
     private var head = ByteArray(512) // the request head being read, held back until it is complete
@@ -110,13 +136,17 @@ class WireScanner(private val secret: String) {
         var i = 0
         while (i < input.size) {
             when (state) {
-                State.CLOSED -> return out.toByteArray()
+                State.CLOSED -> {
+                    return out.toByteArray()
+                }
+
                 State.BODY, State.CHUNK_DATA -> {
                     val n = minOf(remaining, (input.size - i).toLong()).toInt()
                     i += n
                     remaining -= n
                     if (remaining == 0L) state = if (state == State.BODY) State.LINE_START else State.CHUNK_DATA_CR
                 }
+
                 else -> {
                     try {
                         byte(input[i].toInt() and 0xff, out)
@@ -134,7 +164,10 @@ class WireScanner(private val secret: String) {
      * Replaces the request by a stand-in the application answers with [mark]. A 431 is an
      * ordinary answer (a HEAD gets its headers only); a malformed request is not trusted to be a HEAD.
      */
-    private fun refuse(mark: String, out: java.io.ByteArrayOutputStream) {
+    private fun refuse(
+        mark: String,
+        out: java.io.ByteArrayOutputStream,
+    ) {
         val isHead = methodEnd == 4 && String(head, 0, 4, Charsets.ISO_8859_1) == "HEAD"
         val method = if (mark == HEAD_TOO_LARGE && isHead) "HEAD" else "GET"
         out.writeBytes("$method / HTTP/1.1\r\nHost: cityref\r\nConnection: close\r\n${Wire.HEADER}: $secret $mark\r\n\r\n".toByteArray())
@@ -155,115 +188,249 @@ class WireScanner(private val secret: String) {
         if (len - fieldsStart > MAX_HEADER_SECTION) throw Refused(HEAD_TOO_LARGE)
     }
 
-    private fun byte(b: Int, out: java.io.ByteArrayOutputStream) {
+    private fun byte(
+        b: Int,
+        out: java.io.ByteArrayOutputStream,
+    ) {
         when (state) {
-            State.LINE_START -> when {
-                b == CR -> state = State.LEADING_CR
-                isTchar(b) -> { len = 0; methodEnd = 0; push(b); state = State.METHOD }
-                else -> malformed()
-            }
-            State.LEADING_CR -> if (b == LF) state = State.LINE_START else malformed()
-            State.METHOD -> when {
-                b == SP -> { methodEnd = len; push(b); targetStart = len; targetLen = 0; state = State.TARGET }
-                isTchar(b) -> push(b)
-                else -> malformed()
-            }
-            State.TARGET -> when {
-                b == SP && targetLen > 0 -> { push(b); versionAt = len; state = State.VERSION }
-                b <= SP || b == 0x7f -> malformed()
-                else -> {
-                    targetLen++
-                    if (targetLen <= MAX_REQUEST_TARGET) push(b) // past it: answered 414 on its start
-                }
-            }
-            State.VERSION -> when {
-                b == CR -> {
-                    http10 = when (String(head, versionAt, len - versionAt, Charsets.ISO_8859_1)) {
-                        "HTTP/1.1" -> false
-                        "HTTP/1.0" -> true
-                        else -> malformed()
+            State.LINE_START -> {
+                when {
+                    b == CR -> {
+                        state = State.LEADING_CR
                     }
-                    push(b)
-                    state = State.VERSION_LF
+
+                    isTchar(b) -> {
+                        len = 0
+                        methodEnd = 0
+                        push(b)
+                        state = State.METHOD
+                    }
+
+                    else -> {
+                        malformed()
+                    }
                 }
-                len - versionAt < 8 -> push(b)
-                else -> malformed()
             }
+
+            State.LEADING_CR -> {
+                if (b == LF) state = State.LINE_START else malformed()
+            }
+
+            State.METHOD -> {
+                when {
+                    b == SP -> {
+                        methodEnd = len
+                        push(b)
+                        targetStart = len
+                        targetLen = 0
+                        state = State.TARGET
+                    }
+
+                    isTchar(b) -> {
+                        push(b)
+                    }
+
+                    else -> {
+                        malformed()
+                    }
+                }
+            }
+
+            State.TARGET -> {
+                when {
+                    b == SP && targetLen > 0 -> {
+                        push(b)
+                        versionAt = len
+                        state = State.VERSION
+                    }
+
+                    b <= SP || b == 0x7f -> {
+                        malformed()
+                    }
+
+                    else -> {
+                        targetLen++
+                        if (targetLen <= MAX_REQUEST_TARGET) push(b) // past it: answered 414 on its start
+                    }
+                }
+            }
+
+            State.VERSION -> {
+                when {
+                    b == CR -> {
+                        http10 =
+                            when (String(head, versionAt, len - versionAt, Charsets.ISO_8859_1)) {
+                                "HTTP/1.1" -> false
+                                "HTTP/1.0" -> true
+                                else -> malformed()
+                            }
+                        push(b)
+                        state = State.VERSION_LF
+                    }
+
+                    len - versionAt < 8 -> {
+                        push(b)
+                    }
+
+                    else -> {
+                        malformed()
+                    }
+                }
+            }
+
             State.VERSION_LF -> {
                 if (b != LF) malformed()
                 push(b)
                 if (targetLen > MAX_REQUEST_TARGET) push("${Wire.HEADER}: $secret $TARGET_TOO_LONG\r\n")
-                fieldsStart = len; hosts = 0; length = -1; chunked = false
+                fieldsStart = len
+                hosts = 0
+                length = -1
+                chunked = false
                 state = State.FIELD_START
             }
+
             State.FIELD_START -> {
                 lineStart = len
                 push(b)
-                state = when {
-                    b == CR -> State.END_LF
-                    isTchar(b) -> State.FIELD_NAME
-                    else -> malformed() // obs-fold, bare LF, whitespace or junk
-                }
+                state =
+                    when {
+                        b == CR -> State.END_LF
+                        isTchar(b) -> State.FIELD_NAME
+                        else -> malformed() // obs-fold, bare LF, whitespace or junk
+                    }
             }
+
             State.FIELD_NAME -> {
                 push(b)
                 when {
-                    b == ':'.code -> { valueStart = len; state = State.FIELD_VALUE }
-                    isTchar(b) -> checkSectionSize()
-                    else -> malformed() // no colon, whitespace before it
+                    b == ':'.code -> {
+                        valueStart = len
+                        state = State.FIELD_VALUE
+                    }
+
+                    isTchar(b) -> {
+                        checkSectionSize()
+                    }
+
+                    else -> {
+                        malformed()
+                    } // no colon, whitespace before it
                 }
             }
+
             State.FIELD_VALUE -> {
                 push(b)
                 when {
-                    b == CR -> state = State.FIELD_LF
+                    b == CR -> {
+                        state = State.FIELD_LF
+                    }
+
                     b == TAB -> {}
-                    b < SP || b == 0x7f -> malformed()
-                    else -> checkSectionSize()
+
+                    b < SP || b == 0x7f -> {
+                        malformed()
+                    }
+
+                    else -> {
+                        checkSectionSize()
+                    }
                 }
             }
+
             State.FIELD_LF -> {
                 if (b != LF) malformed()
                 push(b)
                 fieldLine()
                 state = State.FIELD_START
             }
+
             State.END_LF -> {
                 if (b != LF) malformed()
                 push(b)
                 endOfHead(out)
             }
-            State.CHUNK_SIZE -> when {
-                b == CR && chunkDigits -> state = State.CHUNK_SIZE_LF
-                (b == ';'.code || b == SP || b == TAB) && chunkDigits -> state = State.CHUNK_EXT
-                Character.digit(b, 16) >= 0 && remaining < (1L shl 55) -> {
-                    remaining = remaining * 16 + Character.digit(b, 16)
-                    chunkDigits = true
+
+            State.CHUNK_SIZE -> {
+                when {
+                    b == CR && chunkDigits -> {
+                        state = State.CHUNK_SIZE_LF
+                    }
+
+                    (b == ';'.code || b == SP || b == TAB) && chunkDigits -> {
+                        state = State.CHUNK_EXT
+                    }
+
+                    Character.digit(b, 16) >= 0 && remaining < (1L shl 55) -> {
+                        remaining = remaining * 16 + Character.digit(b, 16)
+                        chunkDigits = true
+                    }
+
+                    else -> {
+                        malformed()
+                    }
                 }
-                else -> malformed()
             }
-            State.CHUNK_EXT -> when (b) {
-                CR -> state = State.CHUNK_SIZE_LF
-                LF -> malformed()
+
+            State.CHUNK_EXT -> {
+                when (b) {
+                    CR -> state = State.CHUNK_SIZE_LF
+                    LF -> malformed()
+                }
             }
-            State.CHUNK_SIZE_LF -> when {
-                b != LF -> malformed()
-                remaining == 0L -> { state = State.TRAILER; emptyLine = true }
-                else -> state = State.CHUNK_DATA
+
+            State.CHUNK_SIZE_LF -> {
+                when {
+                    b != LF -> {
+                        malformed()
+                    }
+
+                    remaining == 0L -> {
+                        state = State.TRAILER
+                        emptyLine = true
+                    }
+
+                    else -> {
+                        state = State.CHUNK_DATA
+                    }
+                }
             }
-            State.CHUNK_DATA_CR -> if (b == CR) state = State.CHUNK_DATA_LF else malformed()
-            State.CHUNK_DATA_LF -> if (b == LF) startChunk() else malformed()
-            State.TRAILER -> when (b) {
-                CR -> state = State.TRAILER_LF
-                LF -> malformed()
-                else -> emptyLine = false
+
+            State.CHUNK_DATA_CR -> {
+                if (b == CR) state = State.CHUNK_DATA_LF else malformed()
             }
-            State.TRAILER_LF -> when {
-                b != LF -> malformed()
-                emptyLine -> state = State.LINE_START
-                else -> { state = State.TRAILER; emptyLine = true }
+
+            State.CHUNK_DATA_LF -> {
+                if (b == LF) startChunk() else malformed()
             }
-            State.BODY, State.CHUNK_DATA, State.CLOSED -> error("handled in feed")
+
+            State.TRAILER -> {
+                when (b) {
+                    CR -> state = State.TRAILER_LF
+                    LF -> malformed()
+                    else -> emptyLine = false
+                }
+            }
+
+            State.TRAILER_LF -> {
+                when {
+                    b != LF -> {
+                        malformed()
+                    }
+
+                    emptyLine -> {
+                        state = State.LINE_START
+                    }
+
+                    else -> {
+                        state = State.TRAILER
+                        emptyLine = true
+                    }
+                }
+            }
+
+            State.BODY, State.CHUNK_DATA, State.CLOSED -> {
+                error("handled in feed")
+            }
         }
     }
 
@@ -276,7 +443,11 @@ class WireScanner(private val secret: String) {
     /** A complete field line (CRLF included) is at the end of head; the framing headers are dropped. */
     private fun fieldLine() {
         when {
-            nameIs("Host") -> { hosts++; return }
+            nameIs("Host") -> {
+                hosts++
+                return
+            }
+
             nameIs("Content-Length") -> {
                 val value = value()
                 if (length >= 0 || value.isEmpty() || value.length > 18 || !value.all { it in '0'..'9' }) {
@@ -284,11 +455,15 @@ class WireScanner(private val secret: String) {
                 }
                 length = value.toLong()
             }
+
             nameIs("Transfer-Encoding") -> {
                 if (chunked || !value().equals("chunked", ignoreCase = true)) malformed()
                 chunked = true
             }
-            else -> return
+
+            else -> {
+                return
+            }
         }
         len = lineStart
     }
@@ -297,9 +472,18 @@ class WireScanner(private val secret: String) {
     private fun endOfHead(out: java.io.ByteArrayOutputStream) {
         if ((length >= 0 && chunked) || hosts > 1 || (!http10 && hosts == 0)) malformed()
         when {
-            chunked -> startChunk()
-            length > 0 -> { state = State.BODY; remaining = length }
-            else -> state = State.LINE_START
+            chunked -> {
+                startChunk()
+            }
+
+            length > 0 -> {
+                state = State.BODY
+                remaining = length
+            }
+
+            else -> {
+                state = State.LINE_START
+            }
         }
         out.write(head, 0, len)
         len = 0

@@ -29,23 +29,32 @@ class ConfigTest {
 
     @Test
     fun invalidValuesNameTheVariable() {
-        val cases = mapOf(
-            "PORT" to listOf("", "abc", "0", "65536", "-1", "+80", " 80", "99999999999"),
-            "ELASTICSEARCH_URL" to listOf("", "ftp://127.0.0.1:9250", "not a URL", "127.0.0.1:9200", "http://"),
-            "ELASTICSEARCH_TIMEOUT_MS" to listOf("", "0", "-5", "abc", "1.5", "99999999999999999999"),
-            "LOG_LEVEL" to listOf("", "loud", "INFO", "trace"),
-        )
-        for ((variable, values) in cases) for (value in values) {
-            val e = assertFailsWith<ConfigException>("$variable=$value") { loadConfig(mapOf(variable to value)) }
-            assertEquals(variable, e.variable)
+        val cases =
+            mapOf(
+                "PORT" to listOf("", "abc", "0", "65536", "-1", "+80", " 80", "99999999999"),
+                "ELASTICSEARCH_URL" to listOf("", "ftp://127.0.0.1:9250", "not a URL", "127.0.0.1:9200", "http://"),
+                "ELASTICSEARCH_TIMEOUT_MS" to listOf("", "0", "-5", "abc", "1.5", "99999999999999999999"),
+                "LOG_LEVEL" to listOf("", "loud", "INFO", "trace"),
+            )
+        for ((variable, values) in cases) {
+            for (value in values) {
+                val e = assertFailsWith<ConfigException>("$variable=$value") { loadConfig(mapOf(variable to value)) }
+                assertEquals(variable, e.variable)
+            }
         }
     }
 
     @Test
     fun validValues() {
-        val config = loadConfig(
-            mapOf("PORT" to "65535", "ELASTICSEARCH_TIMEOUT_MS" to "1", "LOG_LEVEL" to "debug", "ELASTICSEARCH_URL" to "http://localhost:9250"),
-        )
+        val config =
+            loadConfig(
+                mapOf(
+                    "PORT" to "65535",
+                    "ELASTICSEARCH_TIMEOUT_MS" to "1",
+                    "LOG_LEVEL" to "debug",
+                    "ELASTICSEARCH_URL" to "http://localhost:9250",
+                ),
+            )
         assertEquals(65535, config.port)
         assertEquals(1L, config.elasticsearchTimeoutMs)
         assertEquals("debug", config.logLevel)

@@ -37,23 +37,46 @@ class QueryTest {
     @Test
     fun everyCombinationOfProblems() {
         val idCases = listOf("id=1" to null, "" to missingId, "id=1&id=1" to repeatedId, "id=x" to invalidId)
-        val languageCases = listOf(
-            "language=en" to null, "" to missingLanguage, "language=en&language=de" to repeatedLanguage,
-            "language=xx" to invalidLanguage,
-        )
-        for ((idQuery, idProblem) in idCases) for ((languageQuery, languageProblem) in languageCases) {
-            val query = listOf(languageQuery, idQuery).filter { it.isNotEmpty() }.joinToString("&")
-            val expected = listOfNotNull(idProblem, languageProblem)
-            if (expected.isEmpty()) ok(query) else assertEquals(expected.joinToString("; "), problems(query), query)
+        val languageCases =
+            listOf(
+                "language=en" to null,
+                "" to missingLanguage,
+                "language=en&language=de" to repeatedLanguage,
+                "language=xx" to invalidLanguage,
+            )
+        for ((idQuery, idProblem) in idCases) {
+            for ((languageQuery, languageProblem) in languageCases) {
+                val query = listOf(languageQuery, idQuery).filter { it.isNotEmpty() }.joinToString("&")
+                val expected = listOfNotNull(idProblem, languageProblem)
+                if (expected.isEmpty()) ok(query) else assertEquals(expected.joinToString("; "), problems(query), query)
+            }
         }
     }
 
     @Test
     fun invalidIds() {
         for (id in listOf(
-            "0", "00", "-1", "+1", "1.0", "1e3", "0x1", "1+", "1%202", "1%00", "%EF%BC%91", " 1",
-            "9223372036854775808", "09223372036854775808", "18446744073709551617", "99999999999999999999",
-            "1%", "1%3", "%zz", "1%FF", "",
+            "0",
+            "00",
+            "-1",
+            "+1",
+            "1.0",
+            "1e3",
+            "0x1",
+            "1+",
+            "1%202",
+            "1%00",
+            "%EF%BC%91",
+            " 1",
+            "9223372036854775808",
+            "09223372036854775808",
+            "18446744073709551617",
+            "99999999999999999999",
+            "1%",
+            "1%3",
+            "%zz",
+            "1%FF",
+            "",
         )) {
             assertEquals(invalidId, problems("id=$id&language=en"), id)
         }

@@ -5,7 +5,10 @@ import kotlin.test.assertEquals
 
 class WireTest {
     /** Feeds [input] to a scanner in chunks of [size] bytes; what Netty's decoder would read. */
-    private fun scan(input: String, size: Int): String {
+    private fun scan(
+        input: String,
+        size: Int,
+    ): String {
         val scanner = WireScanner("s3cret")
         val bytes = input.toByteArray(Charsets.UTF_8)
         val out = StringBuilder()
@@ -22,15 +25,18 @@ class WireTest {
         return whole
     }
 
-    private fun standIn(method: String, mark: String) =
-        "$method / HTTP/1.1\r\nHost: cityref\r\nConnection: close\r\nX-Cityref-Wire: s3cret $mark\r\n\r\n"
+    private fun standIn(
+        method: String,
+        mark: String,
+    ) = "$method / HTTP/1.1\r\nHost: cityref\r\nConnection: close\r\nX-Cityref-Wire: s3cret $mark\r\n\r\n"
 
     private val next = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
 
     @Test
     fun wellFormedHeadsPassUnchanged() {
-        val input = "GET /city/v1/get?id=1&language=\"en\" HTTP/1.1\r\nHost: x\r\nX-Tab: a\tb\r\n\r\n" +
-            "FOO /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" + next
+        val input =
+            "GET /city/v1/get?id=1&language=\"en\" HTTP/1.1\r\nHost: x\r\nX-Tab: a\tb\r\n\r\n" +
+                "FOO /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" + next
         assertEquals(input, scanned(input))
         assertEquals(next, scanned("\r\n\r\n$next"))
     }
@@ -52,7 +58,10 @@ class WireTest {
         val target = "/city/v1/get?id=1&pad=" + "p".repeat(65536)
         val cut = "GET ${target.take(8192)} HTTP/1.1\r\nX-Cityref-Wire: s3cret 414\r\nHost: x\r\n\r\n"
         val exact = "GET /${"e".repeat(8191)} HTTP/1.1\r\nHost: x\r\n\r\n"
-        assertEquals(cut + exact + cut, scanned("GET $target HTTP/1.1\r\nHost: x\r\n\r\n$exact" + "GET $target HTTP/1.1\r\nHost: x\r\n\r\n"))
+        assertEquals(
+            cut + exact + cut,
+            scanned("GET $target HTTP/1.1\r\nHost: x\r\n\r\n$exact" + "GET $target HTTP/1.1\r\nHost: x\r\n\r\n"),
+        )
     }
 
     @Test
