@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test spec lint generate readme-table images test-images es es-stop es-reset data-bench bench bench-full
+.PHONY: help doctor up down test spec lint generate kubernetes readme-table images test-images es es-stop es-reset data-bench bench bench-full
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -28,6 +28,9 @@ images:  ## build every service's container image (podman, no daemon); OCI archi
 
 test-images:  ## run every image under --cpus 1.5 --memory 512m: startup, idle memory, full conformance
 	@scripts/images.sh test
+
+kubernetes:  ## regenerate deploy/kubernetes/ from the descriptors and the fixture (make test checks and validates it)
+	@scripts/python.sh scripts/kubernetes.py
 
 readme-table:  ## regenerate README.md's services table from services/*/cityref.yaml (make test checks it)
 	@scripts/python.sh scripts/readme_table.py

@@ -43,7 +43,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--services", help="comma-separated services (default: every services/*/cityref.yaml)")
     g.add_argument("--no-bare", action="store_true", help="skip the services run bare")
     g.add_argument("--no-images", action="store_true", help="skip the services' images")
-    g.add_argument("--image-tag", default="dev", help="tag of localhost/cityref/<service> images")
+    g.add_argument("--image-tag", default="latest", help="tag of localhost/cityref/<service> images")
     g.add_argument("--no-floor", action="store_true", help="skip the nginx proxy floor")
     g.add_argument("--no-ceiling", action="store_true", help="skip load straight at the upstream")
     g.add_argument(

@@ -72,7 +72,7 @@ setup() {
   if ! has --no-images "$@"; then
     local todo=()
     for svc in $svcs; do
-      if [ -n "${BENCH_REBUILD_IMAGES:-}" ] || ! scripts/podman.sh image exists "localhost/cityref/$svc:dev"; then todo+=("$svc"); fi
+      if [ -n "${BENCH_REBUILD_IMAGES:-}" ] || ! scripts/podman.sh image exists "localhost/cityref/$svc:latest"; then todo+=("$svc"); fi
     done
     [ ${#todo[@]} = 0 ] || scripts/images.sh build "${todo[@]}"
   fi

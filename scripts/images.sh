@@ -11,7 +11,11 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PODMAN="$ROOT/scripts/podman.sh"
 ARCHIVES="$OUT/images"
-TAG=${IMAGE_TAG:-dev}
+# Every image is tagged $TAG (latest unless IMAGE_TAG says otherwise) and with its version, which is
+# also its org.opencontainers.image.version label: `git describe --tags --always --dirty` (the
+# nearest tag, commits since and the commit; the commit alone while the repository has no tag).
+TAG=${IMAGE_TAG:-latest}
+VERSION=$(git -C "$ROOT" describe --tags --always --dirty 2>/dev/null || echo unknown)
 # One fixed timestamp for every file and the image config: reproducible layers. The JVM
 # Dockerfiles set the same mtime (0) on what their AOT cache records.
 TIMESTAMP=0
@@ -72,14 +76,14 @@ build() {
     [ -f "Dockerfiles/$svc.Dockerfile" ] || die "no Dockerfiles/$svc.Dockerfile"
     local t0=$SECONDS
     log "building $svc: native artifact (make -C services/$svc build)"
-    make -C "services/$svc" --no-print-directory build >"$CACHE/image-$svc.build.log" 2>&1 \
-      || { tail -30 "$CACHE/image-$svc.build.log" >&2; die "make -C services/$svc build failed"; }
+    make -C "services/$svc" --no-print-directory build >"$OUT/logs/image-$svc.build.log" 2>&1 \
+      || { tail -30 "$OUT/logs/image-$svc.build.log" >&2; die "make -C services/$svc build failed"; }
     local t1=$SECONDS args=()
     is_jvm "$svc" && args+=(--build-arg "JDK_IMAGE=$JDK_IMAGE" --build-arg "BASE_IMAGE=$BASE_IMAGE")
-    log "building $svc: image localhost/cityref/$svc:$TAG"
+    log "building $svc: image localhost/cityref/$svc:$TAG and :$VERSION"
     "$PODMAN" build --quiet --isolation chroot --pull=never --network host --timestamp "$TIMESTAMP" \
-      --layers=false "${args[@]}" --build-arg "VERSION=$TAG" --build-arg "REVISION=$revision" \
-      -f "Dockerfiles/$svc.Dockerfile" -t "localhost/cityref/$svc:$TAG" . >/dev/null \
+      --layers=false "${args[@]}" --build-arg "VERSION=$VERSION" --build-arg "REVISION=$revision" \
+      -f "Dockerfiles/$svc.Dockerfile" -t "localhost/cityref/$svc:$TAG" -t "localhost/cityref/$svc:$VERSION" . >/dev/null \
       || die "podman build of $svc failed"
     rm -f "$ARCHIVES/$svc.oci.tar"
     "$PODMAN" save --quiet --format oci-archive -o "$ARCHIVES/$svc.oci.tar" "localhost/cityref/$svc:$TAG"

@@ -6,13 +6,8 @@
 # Fix with: .cache/venv/bin/ruff check --fix . && .cache/venv/bin/ruff format .
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-RUFF_VERSION=0.17.6
 ruff="$CACHE/venv/bin/ruff"
-scripts/python.sh -c pass   # the project venv
-if [ "$("$ruff" --version 2>/dev/null)" != "ruff $RUFF_VERSION" ]; then
-  log "installing ruff $RUFF_VERSION into the project venv"
-  "$CACHE/venv/bin/pip" install -q "ruff==$RUFF_VERSION"
-fi
+scripts/python.sh -c pass   # the project venv, with ruff pinned in tools/python/requirements.txt
 if ! command -v shellcheck >/dev/null; then
   [ "$(id -u)" = 0 ] || die "shellcheck missing: apt-get install shellcheck"
   log "installing shellcheck (apt-get)"

@@ -27,6 +27,7 @@ stage "lint: Python (ruff), shell (shellcheck)" scripts/lint.sh
 stage "shared Python tools tests" scripts/python.sh -m pytest -q cityref_tools/tests
 stage "conformance self-tests" scripts/python.sh -m pytest -q conformance/tests_self
 stage "README services table" scripts/python.sh scripts/readme_table.py --check
+stage "Kubernetes manifests: drift, schemas" scripts/python.sh scripts/kubernetes.py --check
 stage "bench unit tests" scripts/python.sh -m pytest -q bench/tests
 services=$(scripts/python.sh scripts/services.py list) || exit 1
 for svc in $services; do
