@@ -25,5 +25,10 @@ USER 65532:65532
 ENV PORT=8080
 EXPOSE 8080
 STOPSIGNAL SIGTERM
+# The service's own health check mode (the spec): GET /health on 127.0.0.1:$PORT, no shell needed;
+# a small, quick JVM (C1 only, serial GC, 16 MB heap), not the service's options or AOT cache.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["/opt/jre/bin/java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx16m", \
+       "-jar", "/app/cityref-kotlin-http4k.jar", "healthcheck"]
 ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-jar", \
             "/app/cityref-kotlin-http4k.jar"]

@@ -16,4 +16,6 @@ USER 65532:65532
 ENV PORT=8080
 EXPOSE 8080
 STOPSIGNAL SIGTERM
+# The binary's own health check mode (the spec): GET /health on 127.0.0.1:$PORT, no shell needed.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["/cityref", "healthcheck"]
 ENTRYPOINT ["/cityref"]

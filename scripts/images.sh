@@ -81,7 +81,9 @@ build() {
     local t1=$SECONDS args=()
     is_jvm "$svc" && args+=(--build-arg "JDK_IMAGE=$JDK_IMAGE" --build-arg "BASE_IMAGE=$BASE_IMAGE")
     log "building $svc: image localhost/cityref/$svc:$TAG and :$VERSION"
-    "$PODMAN" build --quiet --isolation chroot --pull=never --network host --timestamp "$TIMESTAMP" \
+    # --format docker keeps the Dockerfile's HEALTHCHECK (the OCI image format has no field for it;
+    # the OCI archive below drops it, and compose and Kubernetes declare their own checks).
+    "$PODMAN" build --quiet --format docker --isolation chroot --pull=never --network host --timestamp "$TIMESTAMP" \
       --layers=false "${args[@]}" --build-arg "VERSION=$VERSION" --build-arg "REVISION=$revision" \
       -f "Dockerfiles/$svc.Dockerfile" -t "localhost/cityref/$svc:$TAG" -t "localhost/cityref/$svc:$VERSION" . >/dev/null \
       || die "podman build of $svc failed"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
+import subprocess
 import threading
 import time
 import uuid
@@ -13,7 +15,7 @@ import pytest
 from conformance import rawhttp
 from conformance.fixture import compact
 from conformance.proxy import Proxy
-from conformance.service import closed_port
+from conformance.service import SPEC_ENV, closed_port
 
 pytestmark = pytest.mark.usefixtures("need_process")
 
@@ -51,6 +53,22 @@ def failed_start_problems(inst, what: str) -> list[str]:
 
 def is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def test_healthcheck_mode(target, cfg):
+    """`<command> healthcheck` (the spec's health check mode): 0 while the service answers
+    GET /health on PORT, 1 where nothing listens."""
+
+    def healthcheck(port: int) -> int:
+        env = {k: v for k, v in os.environ.items() if k not in SPEC_ENV}
+        env["PORT"] = str(port)
+        done = subprocess.run(
+            [*cfg.argv, "healthcheck"], cwd=cfg.cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+        )
+        return done.returncode
+
+    assert healthcheck(target.instance.port) == 0, "healthcheck against the running service did not exit 0"
+    assert healthcheck(closed_port()) == 1, "healthcheck against a port nothing listens on did not exit 1"
 
 
 def test_startup_time(target, record_property):

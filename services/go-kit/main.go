@@ -37,7 +37,29 @@ const (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "healthcheck" {
+		os.Exit(healthcheck())
+	}
 	os.Exit(run())
+}
+
+// healthcheck is the spec's health check mode: GET /health on 127.0.0.1:PORT (8080 when unset or
+// invalid), 0 for a 200 within 2 s, else 1. For HEALTHCHECK in an image with no shell or curl.
+func healthcheck() int {
+	port, err := strconv.Atoi(os.Getenv("PORT"))
+	if err != nil || port < 1 || port > 65535 {
+		port = 8080
+	}
+	client := http.Client{Timeout: 2 * time.Second}
+	res, err := client.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/health")
+	if err != nil {
+		return 1
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 1
+	}
+	return 0
 }
 
 func run() int {

@@ -36,6 +36,9 @@ const SHUTDOWN_TIMEOUT_SECS: u64 = 10;
 
 #[actix_web::main]
 async fn main() -> ExitCode {
+    if std::env::args().skip(1).eq(["healthcheck"]) {
+        return healthcheck();
+    }
     telemetry::init_logging();
     let config = match Config::from_env() {
         Ok(config) => config,
@@ -136,6 +139,31 @@ async fn stop_signal(mut terminate: Signal, mut interrupt: Signal) {
         _ = interrupt.recv() => "SIGINT",
     };
     info!(signal = name; "{name} received; stopping gracefully");
+}
+
+/// The spec's health check mode: `GET /health` on 127.0.0.1:`PORT` (8080 when unset or invalid),
+/// exit 0 for a 200 within 2 s, else 1. For `HEALTHCHECK` in an image with no shell or curl.
+fn healthcheck() -> ExitCode {
+    use std::io::{Read, Write};
+    let port = std::env::var("PORT")
+        .ok()
+        .and_then(|p| p.parse::<u16>().ok())
+        .filter(|p| *p > 0)
+        .unwrap_or(8080);
+    let timeout = Duration::from_secs(2);
+    let status_line = || -> std::io::Result<[u8; 12]> {
+        let mut stream = std::net::TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), timeout)?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
+        stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head)?;
+        Ok(head)
+    };
+    match status_line() {
+        Ok(head) if head[..9] == *b"HTTP/1.1 " && head[9..] == *b"200" => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    }
 }
 
 #[cfg(test)]

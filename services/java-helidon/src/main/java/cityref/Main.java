@@ -7,6 +7,7 @@ import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http1.Http1Config;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
@@ -25,6 +26,9 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        if (args.length == 1 && args[0].equals("healthcheck")) {
+            System.exit(healthcheck());
+        }
         LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
         try {
             run();
@@ -106,6 +110,34 @@ public final class Main {
         stopped.await();
         JsonLog.log(LOG, Level.INFO, "stopped");
         System.exit(0);
+    }
+
+    /**
+     * The spec's health check mode: {@code GET /health} on 127.0.0.1:{@code PORT} (8080 when unset
+     * or invalid), 0 for a 200 within 2 s, else 1. For {@code HEALTHCHECK} in an image with no
+     * shell or curl; plain sockets, so that it loads almost nothing besides {@code java.base}.
+     */
+    static int healthcheck() {
+        int port = 8080;
+        try {
+            int p = Integer.parseInt(System.getenv().getOrDefault("PORT", ""));
+            if (p >= 1 && p <= 65535) {
+                port = p;
+            }
+        } catch (NumberFormatException e) {
+            // the default
+        }
+        try (java.net.Socket socket = new java.net.Socket()) {
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", port), 2000);
+            socket.setSoTimeout(2000);
+            socket.getOutputStream()
+                    .write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
+            String head = new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+            return head.equals("HTTP/1.1 200") ? 0 : 1;
+        } catch (java.io.IOException e) {
+            return 1;
+        }
     }
 
     /**

@@ -13,7 +13,8 @@ import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 import kotlin.system.exitProcess
 
-private val log = LoggerFactory.getLogger("cityref")
+// Lazy: `healthcheck` mode exits before anything is logged, without configuring logback.
+private val log by lazy { LoggerFactory.getLogger("cityref") }
 
 /** SIGTERM/SIGINT: requests in flight get this long to finish (the spec: exit within 15 s). */
 private val SHUTDOWN_GRACE: Duration = Duration.ofSeconds(10)
@@ -21,7 +22,8 @@ private val SHUTDOWN_GRACE: Duration = Duration.ofSeconds(10)
 /** The startup round-trip never takes longer than this (the spec: exit within 15 s). */
 private const val STARTUP_CHECK_MAX_MS = 10_000L
 
-fun main() {
+fun main(args: Array<String>) {
+    if (args.contentEquals(arrayOf("healthcheck"))) exitProcess(HealthCheck.run())
     try {
         run()
     } catch (e: Throwable) {

@@ -18,7 +18,8 @@ import java.util.concurrent.CountDownLatch
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.system.exitProcess
 
-private val log = LoggerFactory.getLogger("cityref")
+// Lazy: `healthcheck` mode exits before anything is logged, without configuring logback.
+private val log by lazy { LoggerFactory.getLogger("cityref") }
 
 /** SIGTERM/SIGINT: wait up to DRAIN for requests in flight, then stop the engine (the spec: exit within 15 s). */
 private const val SHUTDOWN_DRAIN_MS = 10_000L
@@ -32,7 +33,8 @@ private const val SHUTDOWN_TIMEOUT_MS = 3_000L
 private const val MAX_INITIAL_LINE = 16 * 1024
 private const val MAX_HEADER_SIZE = 2 * WireScanner.MAX_HEADER_SECTION
 
-fun main() {
+fun main(args: Array<String>) {
+    if (args.contentEquals(arrayOf("healthcheck"))) exitProcess(HealthCheck.run())
     try {
         run()
     } catch (e: Throwable) {
