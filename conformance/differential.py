@@ -360,6 +360,37 @@ def run(
     return results, {"names": names}
 
 
+RECHECK_LINGER = 2.0  # seconds a re-checked exchange waits for the close
+
+
+def recheck_slow_closes(
+    targets: list[Target],
+    cases: list[hostile.Case],
+    results: dict[int, dict[str, Outcome]],
+    known: dict[str, dict[str, str]],
+    timeout: float,
+) -> int:
+    """Exchanges that got the majority's answers but saw the connection still open after the short
+    linger, where the majority saw it closed, and that no descriptor explains, are sent once more,
+    alone, waiting up to RECHECK_LINGER s for the close. With 5 services and the parallel workers
+    on 2 CPUs, a close can come later than the 0.2 s linger; a service that keeps the connection
+    open still deviates. Returns how many were sent again."""
+    by_name = {t.name: t for t in targets}
+    names = [t.name for t in targets]
+    again = 0
+    for c in cases:
+        res = results[c.index]
+        base = consensus(res, c.method, names)
+        for n, o in list(res.items()):
+            if o == base or o.answers != base.answers or o.closed or not base.closed:
+                continue
+            if explained(n, c, known, set()):
+                continue
+            res[n] = exchange(by_name[n].addr, c, timeout, RECHECK_LINGER)
+            again += 1
+    return again
+
+
 def explained(name: str, case: hostile.Case, known: dict[str, dict[str, str]], used: set) -> bool:
     for cls in case.classes:
         if cls in known.get(name, {}):
@@ -546,6 +577,12 @@ def main(argv=None) -> int:
             ([], set()) if args.index else run_wire_cases(targets, known, args.timeout, args.linger)
         )
         results, _ = run(targets, cases, known, args.workers, args.timeout, args.linger)
+        rechecked = recheck_slow_closes(targets, cases, results, known, args.timeout)
+        if rechecked:
+            print(
+                f"re-checked {rechecked} exchange(s) whose close came after the {args.linger:g} s linger "
+                f"(alone, waiting up to {RECHECK_LINGER:g} s)"
+            )
         elapsed = time.monotonic() - t0
     finally:
         for t in targets:

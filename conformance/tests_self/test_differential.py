@@ -12,6 +12,7 @@ from conformance import differential, hostile
 from conformance.differential import Answer, Outcome
 
 JSON_404 = b'{"message":"Not Found: no such resource."}'
+JSON_400 = b'{"message":"Bad Request: malformed request."}'
 
 
 def test_a_seed_reproduces_the_requests_byte_for_byte():
@@ -143,3 +144,40 @@ def test_known_deviations_need_a_class_and_a_reason(tmp_path):
         differential.load_known({"svc": path})
     own = differential.load_known()  # every descriptor of the repository is valid
     assert "method:lower-case" in own["java-helidon"] and own["rust-actix"] == {}
+
+
+def serve_closing_late(answer: bytes, delay: float, times: int) -> tuple[str, int]:
+    """Answers each of ``times`` connections, then closes it ``delay`` seconds later."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def run():
+        for _ in range(times):
+            conn, _ = listener.accept()
+            conn.recv(65536)
+            conn.sendall(answer)
+            closer = threading.Timer(delay, conn.close)
+            closer.daemon = True
+            closer.start()
+        listener.close()
+
+    threading.Thread(target=run, daemon=True).start()
+    return listener.getsockname()
+
+
+def test_a_close_after_the_linger_is_checked_again_and_a_connection_kept_open_still_deviates():
+    case = hostile.Case(0, ("line:tab-separator",), b"GET\t/x HTTP/1.1\r\nHost: x\r\n\r\n", "GET")
+    answer = (Answer(400, "application/json", JSON_400, ""),)
+    slow_host, slow_port = serve_closing_late(http(400, JSON_400), 0.6, 2)
+    stays_host, stays_port = serve_closing_late(http(400, JSON_400), 30, 2)
+    slow = differential.Target("slow", f"http://{slow_host}:{slow_port}")
+    stays = differential.Target("stays", f"http://{stays_host}:{stays_port}")
+    closed = Outcome(answer, True)
+    results = {0: {"a": closed, "b": closed, "slow": None, "stays": None}}
+    for t in (slow, stays):
+        results[0][t.name] = differential.exchange(t.addr, case, timeout=2, linger=0.2)
+        assert results[0][t.name] == Outcome(answer, False)  # the short linger missed the close
+    never_contacted = [differential.Target(n, "http://127.0.0.1:1") for n in ("a", "b")]
+    targets = [*never_contacted, slow, stays]
+    assert differential.recheck_slow_closes(targets, [case], results, {}, timeout=2) == 2
+    assert results[0]["slow"] == closed  # closed within the longer wait: agrees after all
+    assert results[0]["stays"] == Outcome(answer, False)  # still open: still a deviation
