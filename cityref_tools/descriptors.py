@@ -6,7 +6,9 @@ import pathlib
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from cityref_tools import resources
+
+ROOT = resources.ROOT  # the repository root (an installed distribution: its bundle, without services/)
 SERVICES = ROOT / "services"
 REQUIRED = ("name", "language", "framework", "build", "command")
 

@@ -12,13 +12,12 @@ import re
 
 import yaml
 
+from cityref_tools import resources
 from conformance import fixture
 from conformance.fixture import compact, error_body
 
-HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
-CASES_FILE = HERE / "cases.yaml"
-SPEC_FILE = ROOT / "spec" / "openapi.yaml"
+CASES_FILE = resources.path("conformance/cases.yaml")
+SPEC_FILE = resources.path("spec/openapi.yaml")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9.+_-]*$")
 CASE_KEYS = {
     "id",
@@ -118,7 +117,7 @@ def _case_from_yaml(raw: dict, defaults: dict) -> Case:
     elif "message" in raw:
         body = error_body(str(raw["message"]))
     elif "body_file" in raw:
-        body = (ROOT / raw["body_file"]).read_bytes()
+        body = resources.path(raw["body_file"]).read_bytes()
     send_headers = [(str(k), str(v)) for k, v in (raw.get("send_headers") or {}).items()]
     send_body = raw.get("send_body")
     media = merged.get("media_type")

@@ -1,4 +1,6 @@
-"""The runner: ``python -m conformance (--base-url URL | --service NAME | --command "ARGV...") [options]``."""
+"""The runner: ``python -m conformance (--base-url URL | --service NAME | --command "ARGV...") [options]``,
+installed as ``cityref-conformance``; ``console`` also dispatches the subcommands (differential,
+load-fixture, elasticsearch)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ import time
 
 import pytest
 
-from cityref_tools import descriptors, elasticsearch
-from conformance import runtime
+from cityref_tools import descriptors, elasticsearch, resources
+from conformance import __version__, prog, runtime
 from conformance.cases import load_cases
 from conformance.known import KnownFailuresError, load_known
 from conformance.plugin import OUTCOMES, RunnerPlugin
@@ -24,26 +26,40 @@ from conformance.runtime import GROUPS, ROOT, Config
 HERE = pathlib.Path(__file__).resolve().parent
 BUILD_TIMEOUT = 1800
 HTTP_ONLY = ("golden", "spec", "api-docs", "metrics", "schemathesis")
+SUBCOMMANDS = {
+    "differential": "the same generated hostile requests to several implementations, answers compared",
+    "load-fixture": "create the indices and load the bundled fixture into an Elasticsearch (--es-url URL)",
+    "elasticsearch": "start a single-node Elasticsearch container with the fixture and print its URL",
+}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m conformance",
+        prog=prog(),
         description="Black-box conformance suite for cityref services (spec/openapi.yaml).",
-        epilog="Check groups, in run order: " + ", ".join(GROUPS) + ". "
-        "--base-url runs the HTTP groups only (" + ", ".join(HTTP_ONLY) + ").",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Check groups, in run order: " + ", ".join(GROUPS) + ".\n"
+        "--base-url runs the HTTP groups only (" + ", ".join(HTTP_ONLY) + ").\n\n"
+        "Subcommands (each with --help):\n"
+        + "".join(f"  {prog(name)}  {what}\n" for name, what in SUBCOMMANDS.items()),
     )
+    p.add_argument("--version", action="version", version=f"cityref-conformance {__version__}")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--base-url", metavar="URL", help="a running service, e.g. http://127.0.0.1:8080")
-    target.add_argument("--service", metavar="NAME", help="a service of this repo: services/NAME/cityref.yaml")
+    target.add_argument(
+        "--service", metavar="NAME", help="a service of this repo: services/NAME/cityref.yaml (needs a checkout)"
+    )
     target.add_argument("--command", metavar="ARGV", help="start this command (shell-quoted argv) as the service")
     p.add_argument(
         "--name", help="implementation name: its descriptor's known_failures apply (default: the service name)"
     )
     p.add_argument(
+        "--known-failures",
         "--known",
+        dest="known_failures",
         metavar="PATH",
-        help="a YAML file whose `known_failures` list applies (an implementation outside this repository)",
+        help="a YAML file whose `known_failures` list applies instead of the descriptor's (an implementation "
+        "outside this repository): each entry is a strict xfail; --known is an alias",
     )
     p.add_argument("--cwd", help="working directory for --command (default: the current one)")
     p.add_argument(
@@ -52,8 +68,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="Elasticsearch with the fixture loaded (default: $CITYREF_ES_URL or %(default)s)",
     )
     p.add_argument("--no-build", action="store_true", help="--service: do not run the build command")
-    p.add_argument("--junit", metavar="PATH", help="write JUnit XML here (default: out/conformance/junit.xml)")
-    p.add_argument("--out", metavar="DIR", help="logs and reports (default: out/conformance)")
+    p.add_argument("--junit", metavar="PATH", help="write JUnit XML here (default: junit.xml in the --out directory)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="logs and reports (default: out/conformance of the checkout, or of the current directory "
+        "when the suite is installed)",
+    )
     p.add_argument(
         "--only",
         metavar="GROUP",
@@ -144,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     default_signals()
     t0 = time.monotonic()
-    out = pathlib.Path(args.out or ROOT / "out" / "conformance").resolve()
+    out = pathlib.Path(args.out or resources.default_out("conformance")).resolve()
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out / "logs", ignore_errors=True)
     junit = pathlib.Path(args.junit or out / "junit.xml").resolve()
@@ -164,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         cfg_kwargs["base_url"] = args.base_url.rstrip("/")
     elif args.service:
         mode = "service"
+        try:
+            resources.require_checkout("--service")
+        except resources.ResourceError as e:
+            print(e, file=sys.stderr)
+            return 2
         desc_path = descriptors.path_of(args.service)
         if not desc_path.exists():
             print(f"no {desc_path.relative_to(ROOT)}", file=sys.stderr)
@@ -186,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     try:
-        known = load_known(name, pathlib.Path(args.known) if args.known else None)
+        known = load_known(name, pathlib.Path(args.known_failures) if args.known_failures else None)
         n_cases = len(load_cases())
     except (KnownFailuresError, ValueError) as e:
         print(f"configuration error: {e}", file=sys.stderr)
@@ -207,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.manages_process:
         problem = elasticsearch.problem(cfg.es_url, city_id=1)
         if problem:
-            print(f"Elasticsearch at {cfg.es_url} is not usable ({problem}); start it with `make es`", file=sys.stderr)
+            print(
+                f"Elasticsearch at {cfg.es_url} is not usable ({problem}); start it with `make es` in a checkout, "
+                f"or `{prog('elasticsearch')}`, or load the fixture into yours with `{prog('load-fixture')} "
+                "--es-url URL`",
+                file=sys.stderr,
+            )
             return 2
     runtime.CONFIG = cfg
     runtime.REPORT.clear()
@@ -244,3 +275,21 @@ def main(argv: list[str] | None = None) -> int:
     if rc == 0 and any(r.outcome == "failed" for r in plugin.results.values()):
         rc = 1
     return int(rc)
+
+
+def console(argv: list[str] | None = None) -> int:
+    """``cityref-conformance`` / ``python -m conformance``: the runner, or a subcommand."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["differential"]:
+        from conformance.differential import main as differential
+
+        return differential(argv[1:])
+    if argv[:1] == ["load-fixture"]:
+        from conformance.elastic import load_fixture_main
+
+        return load_fixture_main(argv[1:])
+    if argv[:1] == ["elasticsearch"]:
+        from conformance.elastic import container_main
+
+        return container_main(argv[1:])
+    return main(argv)

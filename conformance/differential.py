@@ -27,14 +27,12 @@ import time
 
 import yaml
 
-from cityref_tools import descriptors, processes, readiness
-from conformance import hostile
+from cityref_tools import descriptors, processes, readiness, resources
+from conformance import hostile, prog
 from conformance.known import entries as known_entries
 from conformance.rawhttp import CRLF, HttpError, decode_chunked, parse_head
-from conformance.runtime import ROOT
 from conformance.service import SPEC_ENV
 
-HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_SEED = 20261124
 DEFAULT_COUNT = 5000
 STALE_MIN = 10  # an entry whose class was sent this often must explain something
@@ -195,7 +193,7 @@ def exchange(addr: tuple[str, int], case: hostile.Case, timeout: float, linger: 
 
 # ---------------------------------------------------------------- the fixed cases
 
-WIRE_CASES = HERE / "wire-cases.yaml"
+WIRE_CASES = resources.path("conformance/wire-cases.yaml")
 
 
 class _Loader(yaml.SafeLoader):
@@ -296,8 +294,9 @@ class Target:
 
 
 def start_service(name: str, es_url: str, out: pathlib.Path) -> Target:
-    desc = descriptors.load(descriptors.path_of(name))
-    return start_command(desc["name"], [str(a) for a in desc["command"]], ROOT / "services" / name, es_url, out)
+    path = descriptors.path_of(name)
+    desc = descriptors.load(path)
+    return start_command(desc["name"], [str(a) for a in desc["command"]], path.parent, es_url, out)
 
 
 def start_command(name: str, argv: list[str], cwd: pathlib.Path, es_url: str, out: pathlib.Path) -> Target:
@@ -494,12 +493,13 @@ def report(cases, results, names, known, out: pathlib.Path, seed: int, used: set
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m conformance differential", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog=prog("differential"), description=__doc__.split("\n\n")[0])
     p.add_argument(
         "--service",
         action="append",
         default=[],
-        help="an implementation of this repository to start (built already), repeatable; 'all' for every one",
+        help="an implementation of this repository to start (built already), repeatable; 'all' for every one "
+        "(needs a checkout of the repository)",
     )
     p.add_argument(
         "--command",
@@ -517,12 +517,15 @@ def parse_args(argv):
         help="an implementation that is already running, repeatable",
     )
     p.add_argument(
+        "--known-failures",
         "--known",
+        dest="known",
         action="append",
         default=[],
         metavar="NAME=PATH",
         help="known deviations of implementation NAME: the `differential_known` list of the YAML file "
-        "PATH (this repository's implementations keep theirs in their descriptor), repeatable",
+        "PATH (this repository's implementations keep theirs in their descriptor), repeatable; "
+        "--known is an alias",
     )
     p.add_argument("--es-url", default=os.environ.get("CITYREF_ES_URL", "http://127.0.0.1:9250"))
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed (%(default)s)")
@@ -540,7 +543,9 @@ def parse_args(argv):
         "--linger", type=float, default=0.2, help="seconds to wait for the close after the last answer (%(default)s)"
     )
     p.add_argument(
-        "--out", default=str(ROOT / "out" / "conformance"), help="where differential-matrix.md goes (%(default)s)"
+        "--out",
+        default=str(resources.default_out("conformance")),
+        help="where differential-matrix.md goes (%(default)s)",
     )
     return p.parse_args(argv)
 
@@ -550,6 +555,12 @@ def main(argv=None) -> int:
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     names = args.service
+    if names:
+        try:
+            resources.require_checkout("--service")
+        except resources.ResourceError as e:
+            print(e, file=sys.stderr)
+            return 2
     if "all" in names:
         names = [d["name"] for d in descriptors.all_services()]
     targets = [Target(*b.split("=", 1)) for b in args.base_url]

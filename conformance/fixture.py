@@ -13,10 +13,10 @@ Computed from ``data/fixture/*.json`` with the rules of ``spec/openapi.yaml`` (s
 from __future__ import annotations
 
 import json
-import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "data" / "fixture"
+from cityref_tools import resources
+
+FIXTURE = resources.path("data/fixture")
 LANGUAGES = ("cs", "de", "en", "pl", "sk")
 
 

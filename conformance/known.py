@@ -1,6 +1,8 @@
 """Known failures, beside each implementation: the key `known_failures` of its descriptor
-(services/<name>/cityref.yaml), or of a YAML file given with --known for an implementation that lives
-elsewhere. A list of {check: <group>/<name>, reason: <why, with evidence>}.
+(services/<name>/cityref.yaml), or of a YAML file given with --known-failures (alias --known) for an
+implementation that lives elsewhere, e.g. in its own repository. A list of
+{check: <group>/<name>, reason: <why, with evidence>}. The differential group reads the key
+`differential_known` of the same files ({class, reason}), so one file can hold both.
 
 Every entry becomes a strict xfail: the check must fail (an unexpected pass fails the run, so a
 fixed bug forces the entry's removal), and an entry naming no existing check is an error.

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from cityref_tools import resources
+
+ROOT = resources.ROOT  # the repository root (installed: the bundle of spec/ and data/); files: resources.path()
 
 # check group -> pytest module under conformance/checks/, in run order
 GROUPS = {

@@ -21,10 +21,10 @@ from openapi_core import OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 from openapi_schema_validator import OAS31Validator
 
+from cityref_tools import resources
 from conformance.rawhttp import Response
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SPEC_FILE = ROOT / "spec" / "openapi.yaml"
+SPEC_FILE = resources.path("spec/openapi.yaml")
 HOST_URL = "http://127.0.0.1:8080"  # the spec's server; responses are validated as if from there
 
 

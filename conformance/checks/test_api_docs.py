@@ -1,9 +1,9 @@
 """Group `api-docs`: GET /api-docs serves spec/openapi.json byte for byte as application/json."""
 
+from cityref_tools import resources
 from conformance.golden import show
-from conformance.runtime import ROOT
 
-SPEC_JSON = ROOT / "spec" / "openapi.json"
+SPEC_JSON = resources.path("spec/openapi.json")
 
 
 def test_api_docs_bytes(http):

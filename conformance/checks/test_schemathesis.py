@@ -10,8 +10,8 @@ import re
 import subprocess
 import sys
 
+from cityref_tools import resources
 from conformance import runtime
-from conformance.runtime import ROOT
 
 CHECKS = (
     "not_a_server_error,status_code_conformance,content_type_conformance,"
@@ -30,7 +30,7 @@ def test_schemathesis(cfg, target):
     argv = [
         schemathesis_exe(),
         "run",
-        str(ROOT / "spec" / "openapi.yaml"),
+        str(resources.path("spec/openapi.yaml")),
         "--url",
         target.base_url,
         "--checks",
@@ -56,7 +56,7 @@ def test_schemathesis(cfg, target):
     env = dict(
         os.environ,
         SCHEMATHESIS_HOOKS="conformance.schemathesis_hooks",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(resources.IMPORT_ROOT), os.environ.get("PYTHONPATH")])),
     )
     try:
         proc = subprocess.run(argv, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
