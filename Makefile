@@ -1,5 +1,5 @@
 # cityref â€” one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test spec lint generate kubernetes readme-table images test-images es es-stop es-reset data-bench bench bench-full
+.PHONY: help doctor up down test package-test spec lint generate compose kubernetes readme-table images test-images es es-stop es-reset data-bench bench bench-full
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -23,11 +23,17 @@ bench-full:  ## the benchmark, the original study's full profile (connections 2â
 test:  ## spec lint, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke run, images
 	@scripts/test.sh
 
-images:  ## build every service's container image (podman, no daemon); OCI archives in out/images/
+package-test:  ## the installable suite end to end: wheel, fresh venv, run from outside the tree against go-kit
+	@$(MAKE) -C services/go-kit build && scripts/es.sh up && scripts/package-test.sh
+
+images:  ## build every image from source (multi-stage; podman, no daemon): the services, elasticsearch, conformance
 	@scripts/images.sh build
 
-test-images:  ## run every image under --cpus 1.5 --memory 512m: startup, idle memory, full conformance
+test-images:  ## every image under --cpus 1.5 --memory 512m (startup, idle memory, full conformance), then compose.yaml end to end
 	@scripts/images.sh test
+
+compose:  ## regenerate compose.yaml from the descriptors and Dockerfiles (make test checks it; make test-images runs it)
+	@scripts/python.sh scripts/compose.py
 
 kubernetes:  ## regenerate deploy/kubernetes/ from the descriptors and the fixture (make test checks and validates it)
 	@scripts/python.sh scripts/kubernetes.py

@@ -1,13 +1,33 @@
-# cityref kotlin-http4k: the service's fat jar on a jlink'd Temurin 25 runtime with an AOT cache
-# from a training run (Dockerfiles/jvm/build.sh). Build context: the repository root, after
-# `make -C services/kotlin-http4k build` (Dockerfiles/README.md; `make images` does both and
-# passes local JDK_IMAGE/BASE_IMAGE, since nothing can be pulled there).
-ARG JDK_IMAGE=eclipse-temurin:25-jdk
+# cityref kotlin-http4k: the service's fat jar on a jlink'd Temurin 25 runtime with an AOT cache from a
+# training run (Dockerfiles/jvm/build.sh).
+#
+# Multi-stage, from source: `docker build -f Dockerfiles/kotlin-http4k.Dockerfile .` from the repository
+# root needs nothing but Docker (BuildKit, for the cache mount). Stages:
+#   jar      the service's Maven build through the wrapper (services/mvnw, Maven 3.9.16;
+#            services/.mvn/maven.config), as `make -C services/kotlin-http4k build` runs it;
+#   runtime  jlink'd runtime and AOT cache (Dockerfiles/jvm/build.sh), in the same JDK image;
+#   final    both on a base with glibc and nothing else.
+# BUILDER_IMAGE (a JDK 25) defaults to the official Temurin image; BASE_IMAGE to distroless. Nothing
+# can be pulled where `make images` runs, so it passes local equivalents (Dockerfiles/README.md).
+ARG BUILDER_IMAGE=docker.io/library/eclipse-temurin:25-jdk
 ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
 
-FROM ${JDK_IMAGE} AS build
+FROM ${BUILDER_IMAGE} AS jar
+# The wrapper unpacks Maven's zip (the checksum it verifies is the zip's) with unzip, which the
+# eclipse-temurin images lack.
+RUN command -v unzip >/dev/null || { apt-get update && apt-get install -y --no-install-recommends unzip \
+      && rm -rf /var/lib/apt/lists/*; }
+WORKDIR /src/services/kotlin-http4k
+COPY services/mvnw services/jvm.args /src/services/
+COPY services/.mvn/ /src/services/.mvn/
+COPY services/kotlin-shared/ /src/services/kotlin-shared/
+COPY services/kotlin-http4k/ /src/services/kotlin-http4k/
+# Maven itself and the dependencies persist between builds in a cache mount.
+RUN --mount=type=cache,target=/root/.m2 ../mvnw -q package -DskipTests
+
+FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/
-COPY services/jvm.args services/kotlin-http4k/target/cityref-kotlin-http4k.jar /app/
+COPY --from=jar /src/services/jvm.args /src/services/kotlin-http4k/target/cityref-kotlin-http4k.jar /app/
 RUN sh /build/build.sh /app/cityref-kotlin-http4k.jar
 
 FROM ${BASE_IMAGE}
@@ -19,8 +39,8 @@ LABEL org.opencontainers.image.title="cityref-kotlin-http4k" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}"
-COPY --from=build /opt/jre /opt/jre
-COPY --from=build /app /app
+COPY --from=runtime /opt/jre /opt/jre
+COPY --from=runtime /app /app
 USER 65532:65532
 ENV PORT=8080
 EXPOSE 8080
@@ -30,5 +50,5 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
   CMD ["/opt/jre/bin/java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx16m", \
        "-jar", "/app/cityref-kotlin-http4k.jar", "healthcheck"]
-ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-jar", \
-            "/app/cityref-kotlin-http4k.jar"]
+ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", \
+            "-jar", "/app/cityref-kotlin-http4k.jar"]

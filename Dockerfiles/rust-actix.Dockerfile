@@ -1,7 +1,24 @@
 # cityref rust-actix: the service's static glibc binary on an empty base (no shell, no package
 # manager). glibc 2.34+ resolves names from /etc/hosts and DNS without loading NSS modules.
-# Build context: the repository root, after `make -C services/rust-actix build`
-# (Dockerfiles/README.md; `make images` does both).
+#
+# Multi-stage, from source: `docker build -f Dockerfiles/rust-actix.Dockerfile .` from the
+# repository root needs nothing but Docker (BuildKit, for the cache mounts). The builder stage runs
+# the service's own `make build` (services/rust-actix/Makefile: --locked, release, fat LTO,
+# +crt-static). BUILDER_IMAGE defaults to the official Rust image of the toolchain the repository
+# is tested with; `make images` passes a local builder made from the host's toolchain instead
+# (Dockerfiles/README.md).
+ARG BUILDER_IMAGE=docker.io/library/rust:1.95-bookworm
+
+FROM ${BUILDER_IMAGE} AS build
+WORKDIR /src/services/rust-actix
+COPY spec/openapi.json /src/spec/openapi.json
+COPY services/rust-actix/ /src/services/rust-actix/
+# Downloaded crates and the target directory persist between builds in cache mounts; the binary
+# is installed outside them, into /out.
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/services/rust-actix/target \
+    mkdir -p /out && make build BINARY=/out/cityref
+
 FROM scratch
 ARG VERSION=dev
 ARG REVISION=unknown
@@ -11,7 +28,7 @@ LABEL org.opencontainers.image.title="cityref-rust-actix" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}"
-COPY --chmod=0555 services/rust-actix/target/cityref-rust-actix /cityref
+COPY --from=build --chmod=0555 /out/cityref /cityref
 USER 65532:65532
 ENV PORT=8080
 EXPOSE 8080

@@ -102,5 +102,6 @@ case "${1:-up}" in
   reset)  stop; rm -rf "$ES_DIR/data" "$ES_DIR/tmp"; log "Elasticsearch data deleted" ;;
   status) curl -fsS "$ES_URL/_cluster/health?pretty" ;;
   url)    echo "$ES_URL" ;;
-  *)      die "usage: $0 up|start|stop|reset|status|url" ;;
+  dist)   echo "$ES_VERSION $ES_SHA256" ;;   # Dockerfiles/elasticsearch.Dockerfile must build the same (scripts/images.sh checks)
+  *)      die "usage: $0 up|start|stop|reset|status|url|dist" ;;
 esac

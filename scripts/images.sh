@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Container images of the services (Dockerfiles/README.md), built and run with podman, no daemon.
-#   scripts/images.sh build [SERVICE...]  `make images`: native artifact (the service's `make
-#                                         build`), then Dockerfiles/<svc>.Dockerfile; OCI archives
-#                                         in images/; a table of size and build time
-#   scripts/images.sh test [SERVICE...]   `make test-images`: each image under --cpus 1.5
-#                                         --memory 512m: startup, idle memory, full conformance
-#   scripts/images.sh bases               the two local base images the JVM Dockerfiles get here
-# SERVICE defaults to every services/*/ with a Dockerfiles/<name>.Dockerfile.
+#   scripts/images.sh build [IMAGE...]    `make images`: each Dockerfiles/<image>.Dockerfile built
+#                                         from source (multi-stage); OCI archives in out/images/;
+#                                         a table of size and build time
+#   scripts/images.sh test [SERVICE...]   `make test-images`: each service image under --cpus 1.5
+#                                         --memory 512m: startup, idle memory, full conformance;
+#                                         then compose.yaml end to end (scripts/compose-test.sh)
+#   scripts/images.sh bases               the local builder and base images the Dockerfiles get here
+# IMAGE defaults to every service with a Dockerfile (SERVICES=a,b: those) plus the two that are not
+# services: elasticsearch (compose's backend) and conformance (the suite, and compose's fixture
+# loader).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PODMAN="$ROOT/scripts/podman.sh"
@@ -20,83 +23,172 @@ VERSION=$(git -C "$ROOT" describe --tags --always --dirty 2>/dev/null || echo un
 # Dockerfiles set the same mtime (0) on what their AOT cache records.
 TIMESTAMP=0
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-BASE_IMAGE=localhost/cityref/base-glibc:bookworm
-JDK_IMAGE=localhost/cityref/temurin:25-jdk
 
-services() {  # the arguments, else $SERVICES (make … SERVICES=a,b), else every Dockerfile
+AUX_IMAGES="elasticsearch conformance"
+
+services() {  # the arguments, else $SERVICES (make … SERVICES=a,b), else every service with a Dockerfile
   if [ $# -gt 0 ]; then echo "$@"; return; fi
   if [ -n "${SERVICES:-}" ]; then echo "${SERVICES//,/ }"; return; fi
-  for f in Dockerfiles/*.Dockerfile; do basename "$f" .Dockerfile; done
+  for f in Dockerfiles/*.Dockerfile; do
+    local name; name=$(basename "$f" .Dockerfile)
+    [ ! -f "services/$name/cityref.yaml" ] || echo "$name"
+  done
 }
-
-is_jvm() { grep -q '^ARG JDK_IMAGE=' "Dockerfiles/$1.Dockerfile"; }
 
 image_exists() { "$PODMAN" image exists "$1"; }
 
-# The local stand-ins for the Dockerfiles' public defaults (nothing can be pulled here):
-# BASE_IMAGE ~ distroless base-nossl (glibc, nothing else), JDK_IMAGE ~ eclipse-temurin:25-jdk
-# (this machine's Temurin 25 at /opt/java/openjdk; a shell, and binutils for jlink --strip-debug).
-bases() {
+# Nothing can be pulled here, so the Dockerfiles' public FROM images get local equivalents, made
+# once with mmdebstrap from Debian's mirror plus this machine's toolchains. Their tags carry a hash
+# of this function, so changing it makes new ones.
+#   BASE_IMAGE     ~ distroless base-nossl: glibc and nothing else (runtime of the JVM images)
+#   JDK_IMAGE      ~ eclipse-temurin:25-jdk: this machine's Temurin 25 at /opt/java/openjdk with a
+#                    shell, binutils (jlink --strip-debug), curl and unzip (the Maven wrapper); the
+#                    builder of the JVM images and the base of the Elasticsearch image
+#   RUST_BUILDER   ~ rust:<version>-bookworm: this machine's Rust toolchain, gcc, make
+#   GO_BUILDER     ~ golang:<version>-bookworm: this machine's Go, make
+#   PYTHON_IMAGE   ~ python:3.11-slim-bookworm: Debian's Python 3.11 with venv (the suite's image)
+# Every builder gets the host's CA bundle (and the JDK its cacerts), so that the registries are
+# reached the way the host reaches them.
+BASES_REV=$(sed -n '/^bases() {/,/^}/p' "$0" | sha256sum | cut -c1-8)
+BASE_IMAGE=localhost/cityref/base-glibc:bookworm-$BASES_REV
+JDK_IMAGE=localhost/cityref/temurin:25-jdk-$BASES_REV
+RUST_BUILDER=localhost/cityref/rust-builder:$BASES_REV
+GO_BUILDER=localhost/cityref/go-builder:$BASES_REV
+PYTHON_IMAGE=localhost/cityref/python:3.11-$BASES_REV
+CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
+
+# The build arguments that point a Dockerfile's FROM lines at those local images.
+build_args() {
+  case $1 in
+    rust-actix) echo "--build-arg BUILDER_IMAGE=$RUST_BUILDER" ;;
+    go-kit) echo "--build-arg BUILDER_IMAGE=$GO_BUILDER" ;;
+    elasticsearch) echo "--build-arg BUILDER_IMAGE=$JDK_IMAGE --build-arg BASE_IMAGE=$JDK_IMAGE" ;;
+    conformance) echo "--build-arg BUILDER_IMAGE=$PYTHON_IMAGE --build-arg BASE_IMAGE=$PYTHON_IMAGE" ;;
+    *) echo "--build-arg BUILDER_IMAGE=$JDK_IMAGE --build-arg BASE_IMAGE=$BASE_IMAGE" ;;
+  esac
+}
+
+# mmdebstrap --variant=extract of bookworm with the given packages, imported as image $1.
+debian_image() {
+  local image=$1 packages=$2 tmp="$CACHE/image-bases"; shift 2
   command -v mmdebstrap >/dev/null || die "mmdebstrap missing (see .ci/run)"
-  local tmp="$CACHE/image-bases"
   rm -rf "$tmp"; mkdir -p "$tmp"
-  local mm=(mmdebstrap --quiet --variant=extract --dpkgopt='path-exclude=/usr/share/doc/*'
-    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/man/*')
-  if ! image_exists "$BASE_IMAGE"; then
-    log "creating $BASE_IMAGE (mmdebstrap: libc6, libgcc-s1, base-files, netbase)"
-    SOURCE_DATE_EPOCH=$TIMESTAMP "${mm[@]}" --include=libc6,libgcc-s1,base-files,netbase \
-      bookworm "$tmp/base.tar" "$DEBIAN_MIRROR"
-    "$PODMAN" import --quiet "$tmp/base.tar" "$BASE_IMAGE" >/dev/null
+  log "creating $image (mmdebstrap: $packages)"
+  SOURCE_DATE_EPOCH=$TIMESTAMP mmdebstrap --quiet --variant=extract --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --include="$packages" "$@" bookworm "$tmp/root.tar" "$DEBIAN_MIRROR"
+  "$PODMAN" import --quiet "$tmp/root.tar" "$image" >/dev/null
+  rm -rf "$tmp"
+}
+
+# An image FROM $1 with directory $3 as context, per the Dockerfile lines on stdin, tagged $2.
+derived_image() {
+  { echo "FROM $1"; cat; } | "$PODMAN" build --quiet --isolation chroot --pull=never --timestamp "$TIMESTAMP" \
+    --layers=false -f - -t "$2" "$3" >/dev/null
+}
+
+bases() {
+  local want=("$@") tmp="$CACHE/image-bases-ctx"
+  if [[ " ${want[*]} " == *" base "* ]] && ! image_exists "$BASE_IMAGE"; then
+    debian_image "$BASE_IMAGE" libc6,libgcc-s1,base-files,netbase
   fi
-  if ! image_exists "$JDK_IMAGE"; then
+  if [[ " ${want[*]} " == *" jdk "* ]] && ! image_exists "$JDK_IMAGE"; then
     local jh; jh=$(java_home)
-    log "creating $JDK_IMAGE (mmdebstrap + $jh)"
-    # shellcheck disable=SC2016  # "$1" is mmdebstrap's: the hook gets the root directory as $1
-    SOURCE_DATE_EPOCH=$TIMESTAMP "${mm[@]}" --include=libc6,libgcc-s1,base-files,dash,coreutils,findutils,binutils \
-      --customize-hook='ln -sf dash "$1/bin/sh"' bookworm "$tmp/jdk-base.tar" "$DEBIAN_MIRROR"
-    "$PODMAN" import --quiet "$tmp/jdk-base.tar" localhost/cityref/jdk-base:bookworm >/dev/null
+    debian_image "$JDK_IMAGE-os" libc6,libgcc-s1,base-files,netbase,bash,dash,coreutils,findutils,grep,sed,gzip,tar,binutils,curl,unzip
+    rm -rf "$tmp"; mkdir -p "$tmp"
     # -L: Debian's Temurin package links lib/security/cacerts to /etc/ssl/certs/java/cacerts.
-    cp -rL "$jh" "$tmp/jdk" || die "copying $jh failed"
-    printf '%s\n' 'FROM localhost/cityref/jdk-base:bookworm' 'COPY . /opt/java/openjdk' \
+    if ! { cp -rL "$jh" "$tmp/jdk" && cp "$CA_BUNDLE" "$tmp/ca.crt"; }; then die "copying $jh failed"; fi
+    printf '%s\n' 'COPY jdk /opt/java/openjdk' "COPY ca.crt $CA_BUNDLE" \
       'ENV JAVA_HOME=/opt/java/openjdk PATH=/opt/java/openjdk/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-      | "$PODMAN" build --quiet --isolation chroot --pull=never --timestamp "$TIMESTAMP" -f - -t "$JDK_IMAGE" "$tmp/jdk" >/dev/null
-    "$PODMAN" rmi localhost/cityref/jdk-base:bookworm >/dev/null
+      | derived_image "$JDK_IMAGE-os" "$JDK_IMAGE" "$tmp"
+    "$PODMAN" rmi "$JDK_IMAGE-os" >/dev/null
+  fi
+  if [[ " ${want[*]} " == *" rust "* ]] && ! image_exists "$RUST_BUILDER"; then
+    local sysroot; sysroot=$(rustc --print sysroot) || die "no Rust toolchain (rustup: https://rustup.rs)"
+    # shellcheck disable=SC2016  # "$1" is mmdebstrap\'s: the hook gets the root directory as $1
+    debian_image "$RUST_BUILDER-os" libc6,libc6-dev,gcc,make,base-files,coreutils,dash,findutils,grep,sed
+    rm -rf "$tmp"; mkdir -p "$tmp/rust"
+    # The toolchain without its documentation (share/doc is most of its size).
+    if ! { cp -r "$sysroot/bin" "$sysroot/lib" "$sysroot/libexec" "$tmp/rust/" && cp "$CA_BUNDLE" "$tmp/ca.crt"; }; then
+      die "copying $sysroot failed"
+    fi
+    # cc: the alternative gcc's maintainer script would make (extract runs none); /bin/sh is dash's.
+    printf '%s\n' 'RUN ["/bin/ln", "-s", "gcc", "/usr/bin/cc"]' 'COPY rust /usr/local/rust' "COPY ca.crt $CA_BUNDLE" \
+      'ENV CARGO_HOME=/usr/local/cargo PATH=/usr/local/cargo/bin:/usr/local/rust/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+      | derived_image "$RUST_BUILDER-os" "$RUST_BUILDER" "$tmp"
+    "$PODMAN" rmi "$RUST_BUILDER-os" >/dev/null
+  fi
+  if [[ " ${want[*]} " == *" go "* ]] && ! image_exists "$GO_BUILDER"; then
+    local goroot; goroot=$(go env GOROOT) || die "no Go toolchain (https://go.dev/doc/install)"
+    # shellcheck disable=SC2016  # "$1" is mmdebstrap\'s: the hook gets the root directory as $1
+    debian_image "$GO_BUILDER-os" libc6,make,base-files,coreutils,dash,findutils,grep,sed
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    if ! { cp -r "$goroot" "$tmp/go" && cp "$CA_BUNDLE" "$tmp/ca.crt"; }; then die "copying $goroot failed"; fi
+    printf '%s\n' 'COPY go /usr/local/go' "COPY ca.crt $CA_BUNDLE" \
+      'ENV GOPATH=/go GOTOOLCHAIN=local PATH=/go/bin:/usr/local/go/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+      | derived_image "$GO_BUILDER-os" "$GO_BUILDER" "$tmp"
+    "$PODMAN" rmi "$GO_BUILDER-os" >/dev/null
+  fi
+  if [[ " ${want[*]} " == *" python "* ]] && ! image_exists "$PYTHON_IMAGE"; then
+    debian_image "$PYTHON_IMAGE-os" libc6,base-files,netbase,dash,coreutils,python3,python3-venv
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    cp "$CA_BUNDLE" "$tmp/ca.crt"
+    printf '%s\n' "COPY ca.crt $CA_BUNDLE" "ENV PIP_CERT=$CA_BUNDLE" \
+      | derived_image "$PYTHON_IMAGE-os" "$PYTHON_IMAGE" "$tmp"
+    "$PODMAN" rmi "$PYTHON_IMAGE-os" >/dev/null
   fi
   rm -rf "$tmp"
 }
 
+# Which local bases an image's build needs.
+needs() {
+  case $1 in
+    rust-actix) echo rust ;;
+    go-kit) echo go ;;
+    elasticsearch) echo jdk ;;
+    conformance) echo python ;;
+    *) echo jdk base ;;
+  esac
+}
+
 build() {
-  local list; list=$(services "$@")
-  is_jvm_any=0; for s in $list; do is_jvm "$s" && is_jvm_any=1; done
-  [ $is_jvm_any = 0 ] || bases
-  mkdir -p "$ARCHIVES"
+  local list; list=$(if [ $# -gt 0 ]; then echo "$@"; else echo "$(services) $AUX_IMAGES"; fi)
+  local need=(); for s in $list; do read -ra n <<<"$(needs "$s")"; need+=("${n[@]}"); done
+  bases "${need[@]}"
+  mkdir -p "$ARCHIVES" "$OUT/logs"
   local revision; revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
   local rows=()
   for svc in $list; do
     [ -f "Dockerfiles/$svc.Dockerfile" ] || die "no Dockerfiles/$svc.Dockerfile"
-    local t0=$SECONDS
-    log "building $svc: native artifact (make -C services/$svc build)"
-    make -C "services/$svc" --no-print-directory build >"$OUT/logs/image-$svc.build.log" 2>&1 \
-      || { tail -30 "$OUT/logs/image-$svc.build.log" >&2; die "make -C services/$svc build failed"; }
-    local t1=$SECONDS args=()
-    is_jvm "$svc" && args+=(--build-arg "JDK_IMAGE=$JDK_IMAGE" --build-arg "BASE_IMAGE=$BASE_IMAGE")
-    log "building $svc: image localhost/cityref/$svc:$TAG and :$VERSION"
+    local t0=$SECONDS args
+    read -ra args <<<"$(build_args "$svc")"
+    local tags=(-t "localhost/cityref/$svc:$TAG" -t "localhost/cityref/$svc:$VERSION")
+    if [ "$svc" = elasticsearch ]; then  # the same distribution as scripts/es.sh, tagged with its version
+      local es_version es_sha256; read -r es_version es_sha256 <<<"$(scripts/es.sh dist)"
+      grep -q "^ARG ES_VERSION=$es_version\$" Dockerfiles/elasticsearch.Dockerfile \
+        || die "Dockerfiles/elasticsearch.Dockerfile's ES_VERSION differs from scripts/es.sh's ($es_version)"
+      grep -q "^ARG ES_SHA256=$es_sha256\$" Dockerfiles/elasticsearch.Dockerfile \
+        || die "Dockerfiles/elasticsearch.Dockerfile's ES_SHA256 differs from scripts/es.sh's"
+      tags=(-t "localhost/cityref/$svc:$TAG" -t "localhost/cityref/$svc:$es_version")
+    fi
+    log "building $svc from source: image localhost/cityref/$svc:$TAG and :$VERSION (log: out/logs/image-$svc.build.log)"
     # --format docker keeps the Dockerfile's HEALTHCHECK (the OCI image format has no field for it;
     # the OCI archive below drops it, and compose and Kubernetes declare their own checks).
-    "$PODMAN" build --quiet --format docker --isolation chroot --pull=never --network host --timestamp "$TIMESTAMP" \
+    "$PODMAN" build --format docker --isolation chroot --pull=never --network host --timestamp "$TIMESTAMP" \
       --layers=false "${args[@]}" --build-arg "VERSION=$VERSION" --build-arg "REVISION=$revision" \
-      -f "Dockerfiles/$svc.Dockerfile" -t "localhost/cityref/$svc:$TAG" -t "localhost/cityref/$svc:$VERSION" . >/dev/null \
-      || die "podman build of $svc failed"
+      -f "Dockerfiles/$svc.Dockerfile" "${tags[@]}" . \
+      >"$OUT/logs/image-$svc.build.log" 2>&1 \
+      || { tail -30 "$OUT/logs/image-$svc.build.log" >&2; die "podman build of $svc failed"; }
     rm -f "$ARCHIVES/$svc.oci.tar"
     "$PODMAN" save --quiet --format oci-archive -o "$ARCHIVES/$svc.oci.tar" "localhost/cityref/$svc:$TAG"
     local size; size=$("$PODMAN" image inspect --format '{{.Size}}' "localhost/cityref/$svc:$TAG")
     rows+=("$(awk -v i="localhost/cityref/$svc:$TAG" -v s="$size" -v a="$(stat -c %s "$ARCHIVES/$svc.oci.tar")" \
-      -v b="$((t1 - t0))" -v c="$((SECONDS - t1))" 'BEGIN { printf "%-34s %8.1f MB %8.1f MB %7ss %7ss", i, s / 1e6, a / 1e6, b, c }')")
+      -v b="$((SECONDS - t0))" 'BEGIN { printf "%-34s %8.1f MB %8.1f MB %7ss", i, s / 1e6, a / 1e6, b }')")
   done
   echo
-  printf '%-34s %11s %11s %8s %8s\n' image size archive artifact image
+  printf '%-34s %11s %11s %8s\n' image size archive build
   printf '%s\n' "${rows[@]}"
-  echo "archives: $ARCHIVES/<service>.oci.tar (podman load -i / docker load -i)"
+  echo "archives: $ARCHIVES/<image>.oci.tar (podman load -i / docker load -i)"
 }
 
 test_images() {
@@ -134,12 +226,14 @@ test_images() {
   "$PODMAN" ps -aq --filter label=cityref.test=1 | xargs -r "$PODMAN" rm -f >/dev/null
   local tables=(); for svc in $list; do tables+=("$OUT/results/image-$svc.json"); done
   scripts/python.sh scripts/image_probe.py --table "${tables[@]}"
+  log "=== compose.yaml: up, fixture, health checks, conformance through compose, down"
+  scripts/compose-test.sh || failed=1
   return $failed
 }
 
 case "${1:-}" in
   build) shift; build "$@" ;;
   test) shift; test_images "$@" ;;
-  bases) bases ;;
+  bases) bases base jdk rust go python ;;
   *) die "usage: $0 build|test|bases [SERVICE...]" ;;
 esac

@@ -29,7 +29,7 @@ env_extra=()
 if [ $jvm = 1 ]; then
   jar="$HOME/.m2/repository/tools/profiler/async-profiler/4.2/async-profiler-4.2-linux-x64.jar"
   if [ ! -f "$jar" ]; then
-    JAVA_HOME=$(java_home) services/mvnw -B -q -Dkotlin.compiler.daemon=false \
+    JAVA_HOME=$(java_home) services/mvnw -B -q \
       org.apache.maven.plugins:maven-dependency-plugin:3.11.0:get \
       -Dartifact=tools.profiler:async-profiler:4.2:jar:linux-x64 >/dev/null || die "async-profiler not fetched"
   fi

@@ -2,8 +2,9 @@
 # `make test`: spec lint, the Python and shell linters, the suite's self-tests, every service's unit tests, the full conformance
 # suite against every implementation in services/*/cityref.yaml (built and started by the suite
 # against the Elasticsearch fixture), the differential group (the same generated hostile requests
-# to all of them at once), the benchmark harness's unit tests and smoke run (bench/),
-# then every image (`make images`, `make test-images`).
+# to all of them at once), the installable suite end to end (scripts/package-test.sh), the benchmark
+# harness's unit tests and smoke run (bench/), then every image built from source (`make images`)
+# and tested, compose.yaml included (`make test-images`).
 # Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
 # in out/results/.
 # SERVICES=a,b (make test SERVICES=rust-actix) limits every per-service stage to those, so that only
@@ -28,6 +29,7 @@ stage "shared Python tools tests" scripts/python.sh -m pytest -q cityref_tools/t
 stage "conformance self-tests" scripts/python.sh -m pytest -q conformance/tests_self
 stage "README services table" scripts/python.sh scripts/readme_table.py --check
 stage "Kubernetes manifests: drift, schemas" scripts/python.sh scripts/kubernetes.py --check
+stage "compose.yaml: drift" scripts/python.sh scripts/compose.py --check
 stage "bench unit tests" scripts/python.sh -m pytest -q bench/tests
 services=$(scripts/python.sh scripts/services.py list) || exit 1
 for svc in $services; do
@@ -44,6 +46,13 @@ if [ "$(echo "$services" | wc -w)" -ge 2 ]; then
     "${diff_args[@]}" --es-url "$(scripts/es.sh url)" --out "$OUT/results/differential"
 else
   log "differential: skipped (it compares two or more services; SERVICES=${SERVICES:-})"
+fi
+# The suite as a third party uses it: installed into a fresh venv outside the tree, run against
+# go-kit's binary with a known-failures file kept outside the repository (needs go-kit's build).
+if grep -qx go-kit <<<"$services"; then
+  stage "installable suite: fresh venv, external repo" scripts/package-test.sh
+else
+  log "installable suite: skipped (it runs against go-kit; SERVICES=${SERVICES:-})"
 fi
 stage "bench smoke run" scripts/bench.sh smoke
 stage "images: build" scripts/images.sh build
