@@ -35,7 +35,7 @@ test-images:  ## every image under --cpus 1.5 --memory 512m (startup, idle memor
 compose:  ## regenerate compose.yaml from the descriptors and Dockerfiles (make test checks it; make test-images runs it)
 	@scripts/python.sh scripts/compose.py
 
-kubernetes:  ## regenerate deploy/kubernetes/ from the descriptors and the fixture (make test checks and validates it)
+kubernetes:  ## regenerate deploy/kubernetes/ from the descriptors (make test checks and validates it)
 	@scripts/python.sh scripts/kubernetes.py
 
 readme-table:  ## regenerate README.md's services table from services/*/cityref.yaml (make test checks it)

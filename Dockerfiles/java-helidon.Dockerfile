@@ -21,8 +21,9 @@ WORKDIR /src/services/java-helidon
 COPY services/mvnw services/jvm.args /src/services/
 COPY services/.mvn/ /src/services/.mvn/
 COPY services/java-helidon/ /src/services/java-helidon/
-# Maven itself and the dependencies persist between builds in a cache mount.
-RUN --mount=type=cache,target=/root/.m2 ../mvnw -q package -DskipTests
+# Maven itself and the dependencies persist between builds in a cache mount (HOME set: some
+# builders, podman's among them, leave it unset for RUN).
+RUN --mount=type=cache,target=/root/.m2 HOME=/root ../mvnw -q package -DskipTests
 
 FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/

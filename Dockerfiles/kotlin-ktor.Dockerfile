@@ -22,8 +22,9 @@ COPY services/mvnw services/jvm.args /src/services/
 COPY services/.mvn/ /src/services/.mvn/
 COPY services/kotlin-shared/ /src/services/kotlin-shared/
 COPY services/kotlin-ktor/ /src/services/kotlin-ktor/
-# Maven itself and the dependencies persist between builds in a cache mount.
-RUN --mount=type=cache,target=/root/.m2 ../mvnw -q package -DskipTests
+# Maven itself and the dependencies persist between builds in a cache mount (HOME set: some
+# builders, podman's among them, leave it unset for RUN).
+RUN --mount=type=cache,target=/root/.m2 HOME=/root ../mvnw -q package -DskipTests
 
 FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compose.yaml end to end, with podman-compose (`make test-images`, after `make images`):
-#   1. `podman-compose up -d` of the whole file (project cityref-test): Elasticsearch, the fixture
-#      loader (must exit 0), every service;
+#   1. `podman-compose up -d` of the whole file (project cityref-test), in its dependency order:
+#      Elasticsearch and the fixture loader (must exit 0), then every service;
 #   2. per service: it answers /health, and its compose health check passes (`podman healthcheck
 #      run`: podman 4.3 without systemd does not schedule health checks itself, and podman-compose
 #      skips `service_healthy` conditions on podman < 4.6, so the loader waits for Elasticsearch);
@@ -38,12 +38,21 @@ PY
 )
 [ ${#rows[@]} -gt 0 ] || die "no services in compose.yaml"
 
-log "compose up ($PROJECT; Elasticsearch on 127.0.0.1:$ES_PORT)"
+# In dependency order, one step at a time (--no-deps): podman 4.3 cannot start a container whose
+# --requires (podman-compose's translation of depends_on) names a one-shot container that has
+# exited ("generating dependency graph … not found in input list"), and podman-compose skips the
+# service_healthy conditions before podman 4.6. docker compose and newer podman take the plain
+# `up -d`; the steps are what its conditions say.
+log "compose up ($PROJECT; Elasticsearch on 127.0.0.1:$ES_PORT): elasticsearch, fixture"
 compose down -t 10 >/dev/null 2>&1 || true
-compose up -d --no-build >"$OUT/logs/compose-up.log" 2>&1 || { tail -20 "$OUT/logs/compose-up.log" >&2; die "compose up failed"; }
-
+up() { compose up -d --no-build --no-deps "$@" >>"$OUT/logs/compose-up.log" 2>&1 || { tail -20 "$OUT/logs/compose-up.log" >&2; die "compose up $* failed"; }; }
+: >"$OUT/logs/compose-up.log"
+up elasticsearch fixture
 fixture_rc=$("$PODMAN" wait "${PROJECT}_fixture_1") || die "no fixture container"
 if [ "$fixture_rc" = 0 ]; then log "fixture loader: exit 0"; else log "fixture loader: exit $fixture_rc"; failed=1; fi
+names=(); for row in "${rows[@]}"; do names+=("${row%% *}"); done
+log "compose up: ${names[*]}"
+up "${names[@]}"
 
 for row in "${rows[@]}"; do
   read -r svc port <<<"$row"

@@ -133,7 +133,12 @@ def services() -> dict:
             "memswap_limit": "512m",
             "stop_grace_period": "25s",
             "healthcheck": healthcheck(dockerfile),
-            "depends_on": {"fixture": {"condition": "service_completed_successfully"}},
+            # Elasticsearch too, although the fixture already waits for it: podman 4.3 resolves
+            # each container's dependencies only among the ones it names.
+            "depends_on": {
+                "elasticsearch": {"condition": "service_healthy"},
+                "fixture": {"condition": "service_completed_successfully"},
+            },
             "restart": "no",
         }
     return out

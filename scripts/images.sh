@@ -183,10 +183,10 @@ build() {
     "$PODMAN" save --quiet --format oci-archive -o "$ARCHIVES/$svc.oci.tar" "localhost/cityref/$svc:$TAG"
     local size; size=$("$PODMAN" image inspect --format '{{.Size}}' "localhost/cityref/$svc:$TAG")
     rows+=("$(awk -v i="localhost/cityref/$svc:$TAG" -v s="$size" -v a="$(stat -c %s "$ARCHIVES/$svc.oci.tar")" \
-      -v b="$((SECONDS - t0))" 'BEGIN { printf "%-34s %8.1f MB %8.1f MB %7ss", i, s / 1e6, a / 1e6, b }')")
+      -v b="$((SECONDS - t0))" 'BEGIN { printf "%-42s %8.1f MB %8.1f MB %7ss", i, s / 1e6, a / 1e6, b }')")
   done
   echo
-  printf '%-34s %11s %11s %8s\n' image size archive build
+  printf '%-42s %11s %11s %8s\n' image size archive build
   printf '%s\n' "${rows[@]}"
   echo "archives: $ARCHIVES/<image>.oci.tar (podman load -i / docker load -i)"
 }
