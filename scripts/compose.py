@@ -62,6 +62,11 @@ HEADER = """\
 #
 # Every container uses the host's network (network_mode: host): services listen on 127.0.0.1 at the
 # ports below, Elasticsearch on 127.0.0.1:9200. Docker Desktop needs host networking enabled.
+#
+# podman older than 4.6 (podman-compose skips service_healthy there, and podman cannot start a
+# container that requires an exited one): bring it up in dependency order instead,
+#   podman-compose up -d --no-deps elasticsearch fixture && podman wait cityref_fixture_1
+#   podman-compose up -d --no-deps
 """
 
 
