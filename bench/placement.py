@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Callable
+from collections.abc import Callable
 
 Runner = Callable[..., subprocess.CompletedProcess]
 

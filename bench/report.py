@@ -5,8 +5,7 @@ from __future__ import annotations
 import html as _html
 import math
 from collections import OrderedDict
-from collections.abc import Iterable
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 from .metrics import FIXED_CONNECTIONS, SPREAD_LIMIT, at_fixed, band, overload, ratio, wide
 

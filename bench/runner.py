@@ -421,7 +421,7 @@ def raise_nofile(needed: int, get=resource.getrlimit, set_=resource.setrlimit) -
 
 def run(cfg: Config) -> Path:
     nofile = raise_nofile(max(cfg.profile.connections, default=0) + NOFILE_MARGIN)
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{cfg.profile.name}"
     outdir = cfg.out / run_id
     logdir = outdir / "logs"
@@ -519,8 +519,8 @@ def run(cfg: Config) -> Path:
         upstream.stop()
         signal.signal(signal.SIGTERM, old_term)
         place["upstream_pinning"] = upstream.pinning()
-        doc["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        doc["wall_s"] = round((dt.datetime.now(dt.timezone.utc) - started).total_seconds(), 1)
+        doc["finished"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        doc["wall_s"] = round((dt.datetime.now(dt.UTC) - started).total_seconds(), 1)
         doc["summary"] = report.summary(doc)
         json_path.write_text(json.dumps(doc, indent=1))
         (outdir / "report.html").write_text(report.html(doc))

@@ -12,9 +12,9 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from cityref_tools import cgroup, procfs
 from cityref_tools.cgroup import Cgroup, Sample

@@ -12,8 +12,8 @@ against 60 µs bare). Targets without CPU figures get the fixed warm-up steps in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,7 @@ import json
 import sys
 import time
 import types
-from collections.abc import Iterable
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 from cityref_tools import elasticsearch, resources
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import http.client
 import time
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 

@@ -162,7 +162,7 @@ def exchange(addr: tuple[str, int], case: hostile.Case, timeout: float, linger: 
             sock.settimeout(left)
             try:
                 chunk = sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 if len(answers) < want:
                     note = "timeout"
                 break
@@ -225,7 +225,7 @@ def wire_case_problem(case: dict, o: Outcome) -> str | None:
     expect = case["expect"]
     if len(o.answers) != len(expect):
         return f"{len(o.answers)} answers, expected {len(expect)}"
-    for i, (a, e) in enumerate(zip(o.answers, expect)):
+    for i, (a, e) in enumerate(zip(o.answers, expect, strict=True)):
         if a.status != e["status"]:
             return f"answer {i + 1}: status {a.status}, expected {e['status']}"
         if a.content_type != "application/json":

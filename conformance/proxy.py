@@ -29,7 +29,7 @@ import struct
 import threading
 import time
 import zlib
-from typing import Callable
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 HOP_BY_HOP = {

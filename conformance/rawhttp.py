@@ -211,7 +211,7 @@ def request(
         while True:
             try:
                 chunk = sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 if complete_at is not None:
                     break
                 raise HttpError(

@@ -7,7 +7,9 @@
 #      skips `service_healthy` conditions on podman < 4.6, so the loader waits for Elasticsearch);
 #   3. per service: the conformance suite from the conformance image, against the service compose
 #      started (--base-url: the HTTP groups; the image tests run every group through the images);
-#   4. `podman-compose down`, also on failure.
+#   4. `podman-compose down`, also on failure;
+#   5. `cityref-conformance elasticsearch` (the suite's subcommand): the Elasticsearch image with the
+#      fixture, on port 9201, then --stop.
 # JUnit XML in out/results/compose-<service>.xml. Exit 1 if anything failed.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -74,4 +76,16 @@ for row in "${rows[@]}"; do
     --es-url "http://127.0.0.1:$ES_PORT" --name "$svc" --known-failures known-failures.yaml \
     --out "out/$svc" --junit "out/compose-$svc.xml" || failed=1
 done
+
+# The suite's own way to a ready backend: `cityref-conformance elasticsearch` runs the Elasticsearch
+# image with the fixture loaded (beside compose's, on its own ports).
+log "cityref-conformance elasticsearch: Elasticsearch image + fixture on 127.0.0.1:9201"
+es_cli() { scripts/python.sh -m conformance elasticsearch --runtime "$PODMAN" --name cityref-test-es "$@"; }
+if url=$(es_cli --port 9201 2>"$OUT/logs/conformance-elasticsearch.log") \
+  && curl -fsS "$url/city/_doc/1" | grep -q '"found":true'; then
+  log "cityref-conformance elasticsearch: $url serves the fixture"
+else
+  tail -5 "$OUT/logs/conformance-elasticsearch.log" >&2; log "cityref-conformance elasticsearch FAILED"; failed=1
+fi
+es_cli --stop >/dev/null 2>&1 || true
 exit $failed

@@ -33,10 +33,10 @@ have curl "apt-get install curl"
 have unzip "apt-get install unzip"
 have git "apt-get install git"
 if command -v python3 >/dev/null; then
-  at_least python3 "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" 3.9 "install Python 3.9+ (Debian: apt-get install python3 python3-venv)"
+  at_least python3 "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" 3.11 "install Python 3.11+ (the suite's schemathesis needs it; Debian 12: apt-get install python3 python3-venv)"
   if python3 -c 'import venv, ensurepip' 2>/dev/null; then ok "python3 venv" ""; else bad "python3 venv" "apt-get install python3-venv"; fi
 else
-  bad python3 "install Python 3.9+ (Debian: apt-get install python3 python3-venv)"
+  bad python3 "install Python 3.11+ (Debian 12: apt-get install python3 python3-venv)"
 fi
 if command -v node >/dev/null; then
   at_least node "$(node --version | tr -d v)" 20 "install Node 20+ (the spec linter, tools/lint)"

@@ -23,6 +23,7 @@ stage() {
   [ $rc = 0 ] || failed=1
 }
 
+stage "requirements (make doctor)" scripts/doctor.sh
 stage "spec lint" scripts/lint-spec.sh
 stage "lint: Python (ruff), shell (shellcheck)" scripts/lint.sh
 stage "shared Python tools tests" scripts/python.sh -m pytest -q cityref_tools/tests

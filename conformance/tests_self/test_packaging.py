@@ -5,9 +5,9 @@ examples in docs/examples/. The installed wheel itself is exercised by scripts/p
 from __future__ import annotations
 
 import pathlib
+import tomllib
 
 import pytest
-import tomllib
 import yaml
 
 from cityref_tools import esdata, resources

@@ -24,7 +24,7 @@ def table() -> dict[str, set[str]]:
     names = [c.strip() for c in header.strip("|").split("|")][1:]
     files: dict[str, set[str]] = {name: set() for name in names}
     for row in rows[rows.index(header) + 1 :]:  # (the |---| line is not a "| " row)
-        for name, cell in zip(names, [c.strip() for c in row.strip("|").split("|")][1:]):
+        for name, cell in zip(names, [c.strip() for c in row.strip("|").split("|")][1:], strict=True):
             files[name] |= set(re.findall(r"`([^`]+)`", cell))
     return files
 
