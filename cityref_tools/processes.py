@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import time
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -29,8 +30,21 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> int | None:
-    """SIGTERM to the process group, up to ``timeout`` s to exit, then SIGKILL; the exit code."""
+def group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` is left (one not yet reaped counts)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_group(proc: subprocess.Popen, timeout: float = 15.0, linger: float = 2.0) -> int | None:
+    """SIGTERM to the process group, up to ``timeout`` s for its leader to exit, then SIGKILL; then
+    SIGKILL to whatever is left of the group (children that ignore SIGTERM), waiting up to ``linger``
+    s until none is left. The leader's exit code."""
     if proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -40,4 +54,8 @@ def stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> int | None:
         except subprocess.TimeoutExpired:
             kill_group(proc.pid)
             proc.wait()
+    deadline = time.monotonic() + linger
+    while group_alive(proc.pid) and time.monotonic() < deadline:
+        kill_group(proc.pid)
+        time.sleep(0.02)
     return proc.returncode

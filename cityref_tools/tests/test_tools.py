@@ -45,6 +45,14 @@ def test_a_group_is_stopped_with_its_children():
         os.killpg(proc.pid, 0)
 
 
+def test_a_child_that_ignores_sigterm_goes_with_its_leader():
+    # the leader exits on SIGTERM at once; its child ignores SIGTERM and is SIGKILLed after it
+    proc = processes.start_session(["sh", "-c", "(trap '' TERM; sleep 30) & wait"], stdout=subprocess.DEVNULL)
+    time.sleep(0.2)  # the subshell has set its trap
+    assert processes.stop_group(proc, timeout=5) is not None
+    assert not processes.group_alive(proc.pid)
+
+
 def test_rss_of_a_live_and_a_gone_process():
     assert procfs.rss_kib(os.getpid()) > 0
     proc = subprocess.Popen(["true"])
