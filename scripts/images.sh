@@ -39,7 +39,7 @@ image_exists() { "$PODMAN" image exists "$1"; }
 
 # Nothing can be pulled here, so the Dockerfiles' public FROM images get local equivalents, made
 # once with mmdebstrap from Debian's mirror plus this machine's toolchains. Their tags carry a hash
-# of this function, so changing it makes new ones.
+# of their recipe (debian_image to bases below), so changing it makes new ones.
 #   BASE_IMAGE     ~ distroless base-nossl: glibc and nothing else (runtime of the JVM images)
 #   JDK_IMAGE      ~ eclipse-temurin:25-jdk: this machine's Temurin 25 at /opt/java/openjdk with a
 #                    shell, binutils (jlink --strip-debug), curl and unzip (the Maven wrapper); the
@@ -49,7 +49,7 @@ image_exists() { "$PODMAN" image exists "$1"; }
 #   PYTHON_IMAGE   ~ python:3.11-slim-bookworm: Debian's Python 3.11 with venv (the suite's image)
 # Every builder gets the host's CA bundle (and the JDK its cacerts), so that the registries are
 # reached the way the host reaches them.
-BASES_REV=$(sed -n '/^bases() {/,/^}/p' "$0" | sha256sum | cut -c1-8)
+BASES_REV=$(sed -n '/^debian_image() {/,/^# (end of the recipe of the local images/p' "$ROOT/scripts/images.sh" | sha256sum | cut -c1-8)
 BASE_IMAGE=localhost/cityref/base-glibc:bookworm-$BASES_REV
 JDK_IMAGE=localhost/cityref/temurin:25-jdk-$BASES_REV
 RUST_BUILDER=localhost/cityref/rust-builder:$BASES_REV
@@ -87,58 +87,54 @@ derived_image() {
     --layers=false -f - -t "$2" "$3" >/dev/null
 }
 
+# toolchain_image IMAGE PACKAGES [SOURCE TARGET]... -- [DOCKERFILE LINE]...: a Debian image with
+# PACKAGES, the host's CA bundle, and each SOURCE directory copied in at TARGET (links followed:
+# Debian's Temurin links its cacerts to /etc/ssl/certs/java/cacerts), then the given lines.
+toolchain_image() {
+  local image=$1 packages=$2 ctx="$CACHE/image-bases-ctx" lines=() n=0; shift 2
+  debian_image "$image-os" "$packages"
+  rm -rf "$ctx"; mkdir -p "$ctx"
+  cp "$CA_BUNDLE" "$ctx/ca.crt" || die "no $CA_BUNDLE"
+  while [ "$1" != -- ]; do
+    { mkdir -p "$ctx/$n" && cp -rL "$1" "$ctx/$n/"; } || die "copying $1 failed"
+    lines+=("COPY $n/$(basename "$1") $2"); n=$((n + 1)); shift 2
+  done
+  shift
+  printf '%s\n' "${lines[@]}" "COPY ca.crt $CA_BUNDLE" "$@" | derived_image "$image-os" "$image" "$ctx"
+  "$PODMAN" rmi "$image-os" >/dev/null
+  rm -rf "$ctx"
+}
+
 bases() {
-  local want=("$@") tmp="$CACHE/image-bases-ctx"
-  if [[ " ${want[*]} " == *" base "* ]] && ! image_exists "$BASE_IMAGE"; then
+  local want=" $* " path=/usr/sbin:/usr/bin:/sbin:/bin
+  if [[ $want == *" base "* ]] && ! image_exists "$BASE_IMAGE"; then
     debian_image "$BASE_IMAGE" libc6,libgcc-s1,base-files,netbase
   fi
-  if [[ " ${want[*]} " == *" jdk "* ]] && ! image_exists "$JDK_IMAGE"; then
+  if [[ $want == *" jdk "* ]] && ! image_exists "$JDK_IMAGE"; then
     local jh; jh=$(java_home)
-    debian_image "$JDK_IMAGE-os" libc6,libgcc-s1,base-files,netbase,bash,dash,coreutils,findutils,grep,sed,gzip,tar,binutils,curl,unzip
-    rm -rf "$tmp"; mkdir -p "$tmp"
-    # -L: Debian's Temurin package links lib/security/cacerts to /etc/ssl/certs/java/cacerts.
-    if ! { cp -rL "$jh" "$tmp/jdk" && cp "$CA_BUNDLE" "$tmp/ca.crt"; }; then die "copying $jh failed"; fi
-    printf '%s\n' 'COPY jdk /opt/java/openjdk' "COPY ca.crt $CA_BUNDLE" \
-      'ENV JAVA_HOME=/opt/java/openjdk PATH=/opt/java/openjdk/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-      | derived_image "$JDK_IMAGE-os" "$JDK_IMAGE" "$tmp"
-    "$PODMAN" rmi "$JDK_IMAGE-os" >/dev/null
+    toolchain_image "$JDK_IMAGE" libc6,libgcc-s1,base-files,netbase,bash,dash,coreutils,findutils,grep,sed,gzip,tar,binutils,curl,unzip \
+      "$jh" /opt/java/openjdk -- "ENV JAVA_HOME=/opt/java/openjdk PATH=/opt/java/openjdk/bin:$path"
   fi
-  if [[ " ${want[*]} " == *" rust "* ]] && ! image_exists "$RUST_BUILDER"; then
+  if [[ $want == *" rust "* ]] && ! image_exists "$RUST_BUILDER"; then
     local sysroot; sysroot=$(rustc --print sysroot) || die "no Rust toolchain (rustup: https://rustup.rs)"
-    # shellcheck disable=SC2016  # "$1" is mmdebstrap\'s: the hook gets the root directory as $1
-    debian_image "$RUST_BUILDER-os" libc6,libc6-dev,gcc,make,base-files,coreutils,dash,findutils,grep,sed
-    rm -rf "$tmp"; mkdir -p "$tmp/rust"
-    # The toolchain without its documentation (share/doc is most of its size).
-    if ! { cp -r "$sysroot/bin" "$sysroot/lib" "$sysroot/libexec" "$tmp/rust/" && cp "$CA_BUNDLE" "$tmp/ca.crt"; }; then
-      die "copying $sysroot failed"
-    fi
-    # cc: the alternative gcc's maintainer script would make (extract runs none); /bin/sh is dash's.
-    printf '%s\n' 'RUN ["/bin/ln", "-s", "gcc", "/usr/bin/cc"]' 'COPY rust /usr/local/rust' "COPY ca.crt $CA_BUNDLE" \
-      'ENV CARGO_HOME=/usr/local/cargo PATH=/usr/local/cargo/bin:/usr/local/rust/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-      | derived_image "$RUST_BUILDER-os" "$RUST_BUILDER" "$tmp"
-    "$PODMAN" rmi "$RUST_BUILDER-os" >/dev/null
+    # The toolchain without its documentation (share/doc is most of its size). cc: the alternative
+    # gcc's maintainer script would make (extract runs none; /bin/sh is dash's own link).
+    toolchain_image "$RUST_BUILDER" libc6,libc6-dev,gcc,make,base-files,coreutils,dash,findutils,grep,sed \
+      "$sysroot/bin" /usr/local/rust/bin "$sysroot/lib" /usr/local/rust/lib "$sysroot/libexec" /usr/local/rust/libexec -- \
+      'RUN ["/bin/ln", "-s", "gcc", "/usr/bin/cc"]' \
+      "ENV CARGO_HOME=/usr/local/cargo PATH=/usr/local/cargo/bin:/usr/local/rust/bin:$path"
   fi
-  if [[ " ${want[*]} " == *" go "* ]] && ! image_exists "$GO_BUILDER"; then
+  if [[ $want == *" go "* ]] && ! image_exists "$GO_BUILDER"; then
     local goroot; goroot=$(go env GOROOT) || die "no Go toolchain (https://go.dev/doc/install)"
-    # shellcheck disable=SC2016  # "$1" is mmdebstrap\'s: the hook gets the root directory as $1
-    debian_image "$GO_BUILDER-os" libc6,make,base-files,coreutils,dash,findutils,grep,sed
-    rm -rf "$tmp"; mkdir -p "$tmp"
-    if ! { cp -r "$goroot" "$tmp/go" && cp "$CA_BUNDLE" "$tmp/ca.crt"; }; then die "copying $goroot failed"; fi
-    printf '%s\n' 'COPY go /usr/local/go' "COPY ca.crt $CA_BUNDLE" \
-      'ENV GOPATH=/go GOTOOLCHAIN=local PATH=/go/bin:/usr/local/go/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-      | derived_image "$GO_BUILDER-os" "$GO_BUILDER" "$tmp"
-    "$PODMAN" rmi "$GO_BUILDER-os" >/dev/null
+    toolchain_image "$GO_BUILDER" libc6,make,base-files,coreutils,dash,findutils,grep,sed \
+      "$goroot" /usr/local/go -- "ENV GOPATH=/go GOTOOLCHAIN=local PATH=/go/bin:/usr/local/go/bin:$path"
   fi
-  if [[ " ${want[*]} " == *" python "* ]] && ! image_exists "$PYTHON_IMAGE"; then
-    debian_image "$PYTHON_IMAGE-os" libc6,base-files,netbase,dash,coreutils,python3,python3-venv
-    rm -rf "$tmp"; mkdir -p "$tmp"
-    cp "$CA_BUNDLE" "$tmp/ca.crt"
-    printf '%s\n' "COPY ca.crt $CA_BUNDLE" "ENV PIP_CERT=$CA_BUNDLE" \
-      | derived_image "$PYTHON_IMAGE-os" "$PYTHON_IMAGE" "$tmp"
-    "$PODMAN" rmi "$PYTHON_IMAGE-os" >/dev/null
+  if [[ $want == *" python "* ]] && ! image_exists "$PYTHON_IMAGE"; then
+    toolchain_image "$PYTHON_IMAGE" libc6,base-files,netbase,dash,coreutils,python3,python3-venv -- \
+      "ENV PIP_CERT=$CA_BUNDLE"
   fi
-  rm -rf "$tmp"
 }
+# (end of the recipe of the local images: BASES_REV hashes everything from debian_image() to here)
 
 # Which local bases an image's build needs.
 needs() {
@@ -154,6 +150,10 @@ needs() {
 build() {
   local list; list=$(if [ $# -gt 0 ]; then echo "$@"; else echo "$(services) $AUX_IMAGES"; fi)
   local need=(); for s in $list; do read -ra n <<<"$(needs "$s")"; need+=("${n[@]}"); done
+  # local images of an older recipe (another hash in their tag) are not used any more
+  "$PODMAN" images --format '{{.Repository}}:{{.Tag}}' \
+    | grep -E '^localhost/cityref/(base-glibc|temurin|rust-builder|go-builder|python):' | grep -v -- "$BASES_REV" \
+    | xargs -r "$PODMAN" rmi >/dev/null 2>&1 || true
   bases "${need[@]}"
   mkdir -p "$ARCHIVES" "$OUT/logs"
   local revision; revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
