@@ -4,8 +4,10 @@ up and holds the cityref data."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 
@@ -49,3 +51,26 @@ def problem(es: str, city_id: int | None = None, timeout: float = 10) -> str | N
     except (OSError, ValueError) as e:
         return str(e)
     return None
+
+
+def wait_for_status(
+    es: str, seconds: float, wanted: tuple[str, ...], stop: Callable[[], str | None] | None = None
+) -> str | None:
+    """None once /_cluster/health reports one of ``wanted`` (lowest first, e.g. ("yellow", "green")),
+    asking at least once and then every second for up to ``seconds``; else why not: what ``stop``
+    returned (a reason to give up early, asked before each try), or the last problem seen."""
+    deadline = time.monotonic() + seconds
+    while True:
+        reason = stop() if stop else None
+        if reason:
+            return reason
+        try:
+            health = get(es, f"/_cluster/health?wait_for_status={wanted[0]}&timeout=1s", timeout=5)
+            if health.get("status") in wanted:
+                return None
+            problem = f"cluster status {health.get('status')}"
+        except (OSError, ValueError) as e:
+            problem = str(e)
+        if time.monotonic() >= deadline:
+            return f"not {' or '.join(wanted)} after {seconds:g} s ({problem})"
+        time.sleep(1)

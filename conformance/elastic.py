@@ -17,7 +17,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 
 from cityref_tools import elasticsearch, esdata
 from conformance import prog
@@ -39,23 +38,6 @@ def default_es_url() -> str:
 
 
 # ---------------------------------------------------------------- load-fixture
-
-
-def wait_until_up(es: str, seconds: float) -> str | None:
-    """None once Elasticsearch answers /_cluster/health with yellow or green, else the last problem
-    after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            health = elasticsearch.get(es, "/_cluster/health?wait_for_status=yellow&timeout=1s", timeout=5)
-            if health.get("status") in ("yellow", "green"):
-                return None
-            problem = f"cluster status {health.get('status')}"
-        except (OSError, ValueError) as e:
-            problem = str(e)
-        if time.monotonic() >= deadline:
-            return problem
-        time.sleep(1)
 
 
 def load(es: str) -> int:
@@ -98,9 +80,9 @@ def parse_load_args(argv: list[str] | None) -> argparse.Namespace:
 def load_fixture_main(argv: list[str] | None = None) -> int:
     args = parse_load_args(argv)
     es = args.es_url.rstrip("/")
-    problem = wait_until_up(es, args.wait)
+    problem = elasticsearch.wait_for_status(es, args.wait, ("yellow", "green"))
     if problem:
-        say(f"Elasticsearch at {es} is not usable after {args.wait:g} s: {problem}")
+        say(f"Elasticsearch at {es} is not usable: {problem}")
         return 2
     return load(es)
 
@@ -165,24 +147,6 @@ def port_in_use(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def wait_green(runtime: str, name: str, es: str, seconds: float) -> str | None:
-    """None once the cluster is green, else why not (the container stopped, or the time ran out)."""
-    deadline = time.monotonic() + seconds
-    problem = "no answer yet"
-    while time.monotonic() < deadline:
-        if container_state(runtime, name) != "running":
-            return "the container stopped"
-        try:
-            health = elasticsearch.get(es, "/_cluster/health?wait_for_status=green&timeout=1s", timeout=5)
-            if health.get("status") == "green":
-                return None
-            problem = f"cluster status {health.get('status')}"
-        except (OSError, ValueError) as e:
-            problem = str(e)
-        time.sleep(1)
-    return f"not green after {seconds:g} s ({problem})"
-
-
 def parse_container_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog=prog("elasticsearch"),
@@ -233,7 +197,11 @@ def container_main(argv: list[str] | None = None) -> int:
         if proc.returncode != 0:
             say(f"{runtime} run failed ({proc.returncode}): {proc.stderr.strip()}")
             return 1
-    problem = wait_green(runtime, args.name, es, args.timeout)
+
+    def stopped() -> str | None:
+        return None if container_state(runtime, args.name) == "running" else "the container stopped"
+
+    problem = elasticsearch.wait_for_status(es, args.timeout, ("green",), stop=stopped)
     if problem:
         logs = subprocess.run(logs_argv(runtime, args.name), capture_output=True, text=True)
         say(f"{args.name}: {problem}; its last log lines:\n{logs.stdout}{logs.stderr}")
