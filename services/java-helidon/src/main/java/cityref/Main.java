@@ -29,9 +29,9 @@ public final class Main {
         if (args.length == 1 && args[0].equals("healthcheck")) {
             System.exit(healthcheck());
         }
-        LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
+        StartupPhases phases = new StartupPhases();
         try {
-            run();
+            run(phases);
         } catch (Throwable e) {
             // Never linger half-started: the Elasticsearch client's threads would keep the JVM alive.
             LOG.log(Level.SEVERE, "startup failed", e);
@@ -39,7 +39,9 @@ public final class Main {
         }
     }
 
-    private static void run() throws Exception {
+    private static void run(StartupPhases phases) throws Exception {
+        long configStart = System.nanoTime();
+        LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
         Config config;
         try {
             config = Config.load(System.getenv());
@@ -49,10 +51,14 @@ public final class Main {
             return;
         }
         JsonLog.setLevel(config.logLevel());
+        phases.record("config", configStart);
 
-        Repository repository = new Repository(startupConfig(config));
+        Repository repository = phases.time("elasticsearch_client", () -> new Repository(startupConfig(config)));
         try (Repository check = repository) {
-            check.checkHealth();
+            phases.time("health_check", () -> {
+                check.checkHealth();
+                return null;
+            });
         } catch (Exception e) {
             JsonLog.log(
                     LOG,
@@ -69,6 +75,7 @@ public final class Main {
         repository = new Repository(config);
         CityLookup lookup = repository;
 
+        long serverStart = System.nanoTime();
         Telemetry telemetry = new Telemetry();
         WebServer server = configure(WebServer.builder(), telemetry)
                 .host("0.0.0.0")
@@ -97,19 +104,25 @@ public final class Main {
             System.exit(1);
             return;
         }
-        JsonLog.log(
-                LOG,
-                Level.INFO,
-                "listening on port " + server.port(),
-                "port",
-                server.port(),
-                "available_processors",
-                Runtime.getRuntime().availableProcessors(),
-                "elasticsearch_url",
-                config.redactedElasticsearchUrl());
+        phases.record("server", serverStart);
+        Object[] fields = {
+            "port",
+            server.port(),
+            "available_processors",
+            Runtime.getRuntime().availableProcessors(),
+            "elasticsearch_url",
+            config.redactedElasticsearchUrl()
+        };
+        JsonLog.log(LOG, Level.INFO, "listening on port " + server.port(), concat(phases.fields(), fields));
         stopped.await();
         JsonLog.log(LOG, Level.INFO, "stopped");
         System.exit(0);
+    }
+
+    private static Object[] concat(Object[] a, Object[] b) {
+        Object[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 
     /**

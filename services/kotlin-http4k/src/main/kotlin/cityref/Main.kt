@@ -24,8 +24,9 @@ private const val STARTUP_CHECK_MAX_MS = 10_000L
 
 fun main(args: Array<String>) {
     if (args.contentEquals(arrayOf("healthcheck"))) exitProcess(HealthCheck.run())
+    val phases = StartupPhases()
     try {
-        run()
+        run(phases)
     } catch (e: Throwable) {
         // Never linger half-started: the Elasticsearch client's threads would keep the JVM alive.
         log.error("startup failed", e)
@@ -33,25 +34,31 @@ fun main(args: Array<String>) {
     }
 }
 
-private fun run() {
+private fun run(phases: StartupPhases) {
     val config =
-        try {
-            loadConfig()
-        } catch (e: ConfigException) {
-            log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-            exitProcess(1)
+        phases.time("config") {
+            val config =
+                try {
+                    loadConfig()
+                } catch (e: ConfigException) {
+                    log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+                    exitProcess(1)
+                }
+            (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+                Level.toLevel(config.logLevel.uppercase())
+            config
         }
-    (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-        Level.toLevel(config.logLevel.uppercase())
 
-    val repository = Repository(config)
+    val repository = phases.time("elasticsearch_client") { Repository(config) }
     // Not `use`: ExecutorService.close() waits for the task, so a check that timed out would wait
     // for the client's own (ELASTICSEARCH_TIMEOUT_MS) timeout; found by the suite's startup check.
     val startupCheck = Executors.newVirtualThreadPerTaskExecutor()
     try {
-        startupCheck
-            .submit(repository::checkHealth)
-            .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
+        phases.time("health_check") {
+            startupCheck
+                .submit(repository::checkHealth)
+                .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
+        }
     } catch (e: Throwable) {
         log
             .atError()
@@ -63,12 +70,14 @@ private fun run() {
         startupCheck.shutdownNow()
     }
 
+    val serverStart = System.nanoTime()
     val telemetry = Telemetry()
     val app = cityrefApp(repository, telemetry)
     val stopMode = StopMode.Graceful(SHUTDOWN_GRACE)
     // Jetty with virtual threads: the backend and thread choice are measured in README.md.
     val serverConfig = CityrefJetty(config.port, stopMode, telemetry, virtualThreads = true)
     val server = app.asServer(serverConfig).start()
+    phases.record("server", serverStart)
 
     val stopped = CountDownLatch(1)
     val stop = { signal: Signal ->
@@ -79,8 +88,9 @@ private fun run() {
     Signal.handle(Signal("TERM")) { Thread.ofPlatform().name("shutdown").start { stop(it) } }
     Signal.handle(Signal("INT")) { Thread.ofPlatform().name("shutdown").start { stop(it) } }
 
-    log
-        .atInfo()
+    phases
+        .fields()
+        .fold(log.atInfo()) { line, (name, ms) -> line.addKeyValue(name, ms) }
         .addKeyValue("port", config.port)
         .addKeyValue("available_processors", Runtime.getRuntime().availableProcessors())
         .addKeyValue(

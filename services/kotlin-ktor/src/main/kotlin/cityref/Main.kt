@@ -35,8 +35,9 @@ private const val MAX_HEADER_SIZE = 2 * WireScanner.MAX_HEADER_SECTION
 
 fun main(args: Array<String>) {
     if (args.contentEquals(arrayOf("healthcheck"))) exitProcess(HealthCheck.run())
+    val phases = StartupPhases()
     try {
-        run()
+        run(phases)
     } catch (e: Throwable) {
         // Never linger half-started: the Elasticsearch client's threads would keep the JVM alive.
         log.error("startup failed", e)
@@ -44,21 +45,27 @@ fun main(args: Array<String>) {
     }
 }
 
-private fun run() {
+private fun run(phases: StartupPhases) {
     val config =
-        try {
-            loadConfig()
-        } catch (e: ConfigException) {
-            log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-            exitProcess(1)
+        phases.time("config") {
+            val config =
+                try {
+                    loadConfig()
+                } catch (e: ConfigException) {
+                    log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+                    exitProcess(1)
+                }
+            (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+                Level.toLevel(config.logLevel.uppercase())
+            config
         }
-    (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-        Level.toLevel(config.logLevel.uppercase())
 
     val processors = Runtime.getRuntime().availableProcessors()
-    val repository = Repository(config)
+    val repository = phases.time("elasticsearch_client") { Repository(config) }
     try {
-        runBlocking { repository.checkHealth(config.elasticsearchTimeoutMs.coerceAtMost(10_000)) }
+        phases.time("health_check") {
+            runBlocking { repository.checkHealth(config.elasticsearchTimeoutMs.coerceAtMost(10_000)) }
+        }
     } catch (e: Throwable) {
         log
             .atError()
@@ -69,6 +76,7 @@ private fun run() {
         exitProcess(1)
     }
 
+    val serverStart = System.nanoTime()
     val metrics = Metrics()
     val inFlight = AtomicInteger()
     // The listening channels, so that shutdown can stop accepting first and then wait for the
@@ -111,9 +119,11 @@ private fun run() {
     Signal.handle(Signal("INT")) { Thread({ stop(it) }, "shutdown").start() }
 
     server.start(wait = false)
+    phases.record("server", serverStart)
     val engine = server.engineConfig
-    log
-        .atInfo()
+    phases
+        .fields()
+        .fold(log.atInfo()) { line, (name, ms) -> line.addKeyValue(name, ms) }
         .addKeyValue("port", config.port)
         .addKeyValue("available_processors", processors)
         .addKeyValue("connection_group_size", engine.connectionGroupSize)

@@ -1,0 +1,49 @@
+package cityref;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * How long each startup phase took, in milliseconds from {@code main()} ({@link System#nanoTime}),
+ * for the "listening" log line: {@code <phase>_ms} per phase and {@code startup_ms} from
+ * {@code main()} to listening. Phases may overlap, so they need not add up to {@code startup_ms}.
+ * Dockerfiles/README.md's startup budget is read from these fields.
+ */
+final class StartupPhases {
+    private static final List<String> ORDER = List.of("config", "elasticsearch_client", "health_check", "server");
+    private final long origin = System.nanoTime();
+    private final Map<String, Long> phases = new ConcurrentHashMap<>();
+
+    /** Runs {@code block} as the phase {@code name} and records its duration. */
+    <T> T time(String name, Callable<T> block) throws Exception {
+        long start = System.nanoTime();
+        try {
+            return block.call();
+        } finally {
+            record(name, start);
+        }
+    }
+
+    /** Records the phase {@code name} as started at {@code start} (a {@link System#nanoTime}) and ended now. */
+    void record(String name, long start) {
+        phases.put(name, (System.nanoTime() - start) / 1_000_000);
+    }
+
+    /** The key-value pairs of the log line: each recorded phase, then the whole startup so far. */
+    Object[] fields() {
+        List<Object> out = new ArrayList<>();
+        for (String name : ORDER) {
+            Long ms = phases.get(name);
+            if (ms != null) {
+                out.add(name + "_ms");
+                out.add(ms);
+            }
+        }
+        out.add("startup_ms");
+        out.add((System.nanoTime() - origin) / 1_000_000);
+        return out.toArray();
+    }
+}
