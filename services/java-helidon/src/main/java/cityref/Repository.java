@@ -90,9 +90,10 @@ public final class Repository implements CityLookup, AutoCloseable {
         this.timeoutMs = timeout;
     }
 
-    /** The startup round-trip: {@code GET /_cluster/health}. */
-    public void checkHealth() throws Exception {
-        await(client.cluster().health(), "GET /_cluster/health");
+    /** The startup round-trip, {@code GET /_cluster/health}, within ELASTICSEARCH_TIMEOUT_MS or {@code maxMs}. */
+    public void checkHealth(long maxMs) throws Exception {
+        long ms = Math.min(timeoutMs, maxMs);
+        await(client.cluster().health(), TimeUnit.MILLISECONDS.toNanos(ms), "GET /_cluster/health");
     }
 
     @Override
@@ -160,11 +161,6 @@ public final class Repository implements CityLookup, AutoCloseable {
         } finally {
             inFlight.release();
         }
-    }
-
-    /** The startup check's answer within the timeout; a 504 {@link AppError} without one. */
-    private <T> T await(CompletableFuture<T> future, String what) throws Exception {
-        return await(future, TimeUnit.MILLISECONDS.toNanos(timeoutMs), what);
     }
 
     /** The answer within {@code nanos}; a 504 {@link AppError} without one (the request is cancelled). */

@@ -37,47 +37,50 @@ fun main(args: Array<String>) {
 private fun run(phases: StartupPhases) {
     val config =
         phases.time("config") {
-            val config =
-                try {
-                    loadConfig()
-                } catch (e: ConfigException) {
-                    log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-                    exitProcess(1)
-                }
-            (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-                Level.toLevel(config.logLevel.uppercase())
-            config
+            try {
+                loadConfig()
+            } catch (e: ConfigException) {
+                log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+                exitProcess(1)
+            }
         }
-
-    val repository = phases.time("elasticsearch_client") { Repository(config) }
-    // Not `use`: ExecutorService.close() waits for the task, so a check that timed out would wait
-    // for the client's own (ELASTICSEARCH_TIMEOUT_MS) timeout; found by the suite's startup check.
-    val startupCheck = Executors.newVirtualThreadPerTaskExecutor()
-    try {
-        phases.time("health_check") {
-            startupCheck
-                .submit(repository::checkHealth)
-                .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
+    val startupCheck =
+        StartupCheck(phases, { Repository(config) }) { repository ->
+            // Not `use`: ExecutorService.close() waits for the task, so a check that timed out would wait
+            // for the client's own (ELASTICSEARCH_TIMEOUT_MS) timeout; found by the suite's startup check.
+            val executor = Executors.newVirtualThreadPerTaskExecutor()
+            try {
+                executor
+                    .submit(repository::checkHealth)
+                    .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
+            } finally {
+                executor.shutdownNow()
+            }
         }
-    } catch (e: Throwable) {
-        log
-            .atError()
-            .addKeyValue("url", config.redactedElasticsearchUrl)
-            .addKeyValue("error", describe(e))
-            .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
-        exitProcess(1)
-    } finally {
-        startupCheck.shutdownNow()
+    phases.time("config") {
+        (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+            Level.toLevel(config.logLevel.uppercase())
     }
 
     val serverStart = System.nanoTime()
     val telemetry = Telemetry()
+    phases.record("server", serverStart)
+    val repository =
+        startupCheck.await().getOrElse { e ->
+            log
+                .atError()
+                .addKeyValue("url", config.redactedElasticsearchUrl)
+                .addKeyValue("error", describe(e))
+                .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
+            exitProcess(1)
+        }
+    val serverListen = System.nanoTime()
     val app = cityrefApp(repository, telemetry)
     val stopMode = StopMode.Graceful(SHUTDOWN_GRACE)
     // Jetty with virtual threads: the backend and thread choice are measured in README.md.
     val serverConfig = CityrefJetty(config.port, stopMode, telemetry, virtualThreads = true)
     val server = app.asServer(serverConfig).start()
-    phases.record("server", serverStart)
+    phases.record("server", serverListen)
 
     val stopped = CountDownLatch(1)
     val stop = { signal: Signal ->

@@ -48,35 +48,26 @@ fun main(args: Array<String>) {
 private fun run(phases: StartupPhases) {
     val config =
         phases.time("config") {
-            val config =
-                try {
-                    loadConfig()
-                } catch (e: ConfigException) {
-                    log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-                    exitProcess(1)
-                }
-            (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-                Level.toLevel(config.logLevel.uppercase())
-            config
+            try {
+                loadConfig()
+            } catch (e: ConfigException) {
+                log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+                exitProcess(1)
+            }
         }
-
-    val processors = Runtime.getRuntime().availableProcessors()
-    val repository = phases.time("elasticsearch_client") { Repository(config) }
-    try {
-        phases.time("health_check") {
+    val startupCheck =
+        StartupCheck(phases, { Repository(config) }) { repository ->
             runBlocking { repository.checkHealth(config.elasticsearchTimeoutMs.coerceAtMost(10_000)) }
         }
-    } catch (e: Throwable) {
-        log
-            .atError()
-            .addKeyValue("url", config.redactedElasticsearchUrl)
-            .addKeyValue("error", describe(e))
-            .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
-        repository.close()
-        exitProcess(1)
+    phases.time("config") {
+        (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+            Level.toLevel(config.logLevel.uppercase())
     }
 
+    val processors = Runtime.getRuntime().availableProcessors()
     val serverStart = System.nanoTime()
+    // Set once the startup check succeeded; Ktor runs the module (below) only in start().
+    lateinit var repository: Repository
     val metrics = Metrics()
     val inFlight = AtomicInteger()
     // The listening channels, so that shutdown can stop accepting first and then wait for the
@@ -118,8 +109,19 @@ private fun run(phases: StartupPhases) {
     Signal.handle(Signal("TERM")) { Thread({ stop(it) }, "shutdown").start() }
     Signal.handle(Signal("INT")) { Thread({ stop(it) }, "shutdown").start() }
 
-    server.start(wait = false)
     phases.record("server", serverStart)
+    repository =
+        startupCheck.await().getOrElse { e ->
+            log
+                .atError()
+                .addKeyValue("url", config.redactedElasticsearchUrl)
+                .addKeyValue("error", describe(e))
+                .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
+            exitProcess(1)
+        }
+    val serverListen = System.nanoTime()
+    server.start(wait = false)
+    phases.record("server", serverListen)
     val engine = server.engineConfig
     phases
         .fields()
