@@ -44,6 +44,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--no-bare", action="store_true", help="skip the services run bare")
     g.add_argument("--no-images", action="store_true", help="skip the services' images")
     g.add_argument("--image-tag", default="latest", help="tag of localhost/cityref/<service> images")
+    g.add_argument(
+        "--no-aot-variants",
+        action="store_true",
+        help="skip the JVM images run without their AOT cache (the '(image, no AOT)' targets)",
+    )
     g.add_argument("--no-floor", action="store_true", help="skip the nginx proxy floor")
     g.add_argument("--no-ceiling", action="store_true", help="skip load straight at the upstream")
     g.add_argument(
@@ -133,6 +138,14 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
             targets.image(f"{s['name']} (image)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"])
             for s in chosen
         ]
+        if not a.no_aot_variants:
+            out += [
+                targets.image(
+                    f"{s['name']} (image, no AOT)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"], aot=False
+                )
+                for s in chosen
+                if descriptors.runs_on_jvm(s)
+            ]
     out += [targets.image(ref, ref) for ref in a.image]
     out += [targets.external(u) for u in a.url]
     if not a.no_floor:

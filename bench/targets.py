@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cityref_tools import cgroup, procfs
+from cityref_tools import cgroup, images, procfs
 from cityref_tools.cgroup import Cgroup, Sample
 from cityref_tools.processes import free_port, start_session, stop_group
 from cityref_tools.readiness import first_response
@@ -166,8 +166,17 @@ def podman(*args: str, check: bool = True) -> str:
     return subprocess.run([PODMAN, *args], capture_output=True, text=True, check=check).stdout.strip()
 
 
-def image(label: str, ref: str, service: str | None = None) -> Target:
+def image(label: str, ref: str, service: str | None = None, aot: bool = True) -> Target:
+    """The image run like the benchmark's other targets; ``aot=False`` runs its entrypoint without the JVM's
+    AOT cache (``-XX:AOTCache=…`` dropped), to show what the cache buys."""
+
     def start(env: Env, first_path: str) -> Running:
+        entrypoint = []
+        if not aot:
+            argv = images.without_aot(images.entrypoint([PODMAN], ref))
+            if argv is None:
+                raise RuntimeError(f"{ref}: its entrypoint has no {images.AOT_CACHE_OPTION}")
+            entrypoint = ["--entrypoint", json.dumps(argv)]
         port = free_port()
         name = f"cityref-bench-{port}"
         mem = env.limits.memory_bytes
@@ -199,7 +208,7 @@ def image(label: str, ref: str, service: str | None = None) -> Target:
             argv += ["--cpuset-cpus", env.cpus]
         url = f"http://127.0.0.1:{port}"
         t0 = time.time()
-        subprocess.run([PODMAN, *argv, ref], check=True, capture_output=True, text=True)
+        subprocess.run([PODMAN, *argv, *entrypoint, ref], check=True, capture_output=True, text=True)
 
         def stop() -> None:
             subprocess.run(
@@ -230,7 +239,7 @@ def image(label: str, ref: str, service: str | None = None) -> Target:
             {"container": name, "image_id": img["Id"][:19], "image_size_bytes": img.get("Size")},
         )
 
-    return Target(label, "image", True, start, {"image": ref, "service": service})
+    return Target(label, "image", True, start, {"image": ref, "service": service, "aot_cache": aot})
 
 
 def floor(upstream_label: str) -> Target:

@@ -40,3 +40,9 @@ def all_services() -> list[dict]:
 def path_of(name: str) -> pathlib.Path:
     """The descriptor of implementation ``name`` (its directory is its name)."""
     return SERVICES / name / "cityref.yaml"
+
+
+def runs_on_jvm(descriptor: dict) -> bool:
+    """Whether the service runs on a JVM (its descriptor's language is Java or Kotlin): the ones whose images
+    carry an AOT cache, and that the startup and size targets of the JVM images apply to."""
+    return str(descriptor.get("language", "")).startswith(("Java", "Kotlin"))

@@ -143,8 +143,7 @@ def targets(image: str) -> dict | None:
     path = descriptors.path_of(name)
     if not path.exists():
         return None
-    language = str(descriptors.load(path).get("language", ""))
-    return JVM_TARGETS if language.startswith(("Java", "Kotlin")) else None
+    return JVM_TARGETS if descriptors.runs_on_jvm(descriptors.load(path)) else None
 
 
 def verdict(r: dict) -> str:

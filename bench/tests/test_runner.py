@@ -197,3 +197,14 @@ def test_the_gate_reads_failures_from_junit_xml(tmp_path):
     )
     assert runner.junit_failures(xml) == ["golden/b: AssertionError: status 500, expected 200", "test_golden[c]: boom"]
     assert runner.junit_failures(tmp_path / "missing.xml") == []
+
+
+def test_each_jvm_image_also_runs_without_its_aot_cache() -> None:
+    names = lambda argv: [t.name for t in cli.build_targets(cli.parser().parse_args(argv), "elasticsearch")]  # noqa: E731
+    everything = names(["--no-bare", "--no-floor", "--no-ceiling"])
+    for jvm in ("kotlin-ktor", "kotlin-http4k", "java-helidon"):
+        assert f"{jvm} (image)" in everything and f"{jvm} (image, no AOT)" in everything
+    for native in ("rust-actix", "go-kit"):
+        assert f"{native} (image)" in everything and f"{native} (image, no AOT)" not in everything
+    assert not [n for n in names(["--no-bare", "--no-aot-variants"]) if "no AOT" in n]
+    assert names(["--no-bare", "--no-images", "--no-floor", "--no-ceiling"]) == []

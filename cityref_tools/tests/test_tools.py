@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from cityref_tools import descriptors, elasticsearch, processes, procfs, readiness
+from cityref_tools import descriptors, elasticsearch, images, processes, procfs, readiness
 
 
 def test_every_descriptor_is_valid_and_named_after_its_directory():
@@ -28,6 +28,23 @@ def test_invalid_descriptors(tmp_path, text):
     path.write_text(text)
     with pytest.raises(descriptors.DescriptorError):
         descriptors.load(path)
+
+
+def test_the_jvm_services_are_told_apart_by_their_language():
+    jvm = {d["name"] for d in descriptors.all_services() if descriptors.runs_on_jvm(d)}
+    assert {"kotlin-ktor", "kotlin-http4k", "java-helidon"} <= jvm
+    assert not jvm & {"rust-actix", "go-kit"}
+
+
+def test_an_entrypoint_without_its_aot_cache_and_with_more_jvm_options():
+    argv = ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-jar", "/app/x.jar"]
+    assert images.without_aot(argv) == ["/opt/jre/bin/java", "@/app/jvm.args", "-jar", "/app/x.jar"]
+    assert images.without_aot(["/cityref"]) is None  # no cache: not a JVM image with one
+    assert images.with_jvm_options(argv, ["-Xlog:startuptime"]) == [
+        "/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-Xlog:startuptime", "-jar", "/app/x.jar"
+    ]
+    with pytest.raises(ValueError):
+        images.with_jvm_options(["/cityref"], ["-Xlog:startuptime"])
 
 
 def test_a_free_port_can_be_bound():

@@ -54,9 +54,11 @@ public final class Main {
             System.exit(1);
             return;
         }
+        LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
+        JsonLog.setLevel(config.logLevel());
         phases.record("config", configStart);
         // The spec's startup check off the main thread: the Elasticsearch client, then its one
-        // round-trip, while this thread configures logging and builds the server. The spec only
+        // round-trip, while this thread builds the server. The spec only
         // requires the round-trip before listening, so the server starts after the check's result.
         // After a failed check the service exits, so the client is left as it is.
         FutureTask<Checked> startupCheck = new FutureTask<>(() -> {
@@ -72,10 +74,6 @@ public final class Main {
             }
         });
         Thread.ofPlatform().name("startup-check").start(startupCheck);
-        configStart = System.nanoTime();
-        LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
-        JsonLog.setLevel(config.logLevel());
-        phases.record("config", configStart);
 
         long serverStart = System.nanoTime();
         Telemetry telemetry = new Telemetry();

@@ -44,6 +44,12 @@ private fun run(phases: StartupPhases) {
                 exitProcess(1)
             }
         }
+    // Logging is set up before the check's thread may log: SLF4J binds its provider once, on first use.
+    phases.time("config") {
+        (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+            Level.toLevel(config.logLevel.uppercase())
+    }
+
     val startupCheck =
         StartupCheck(phases, { Repository(config) }) { repository ->
             // Not `use`: ExecutorService.close() waits for the task, so a check that timed out would wait
@@ -57,13 +63,15 @@ private fun run(phases: StartupPhases) {
                 executor.shutdownNow()
             }
         }
-    phases.time("config") {
-        (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-            Level.toLevel(config.logLevel.uppercase())
-    }
 
     val serverStart = System.nanoTime()
     val telemetry = Telemetry()
+    val lookup = DeferredLookup()
+    val app = cityrefApp(lookup, telemetry)
+    val stopMode = StopMode.Graceful(SHUTDOWN_GRACE)
+    // Jetty with virtual threads: the backend and thread choice are measured in README.md.
+    val serverConfig = CityrefJetty(config.port, stopMode, telemetry, virtualThreads = true)
+    val server = app.asServer(serverConfig)
     phases.record("server", serverStart)
     val repository =
         startupCheck.await().getOrElse { e ->
@@ -74,12 +82,9 @@ private fun run(phases: StartupPhases) {
                 .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
             exitProcess(1)
         }
+    lookup.target = repository
     val serverListen = System.nanoTime()
-    val app = cityrefApp(repository, telemetry)
-    val stopMode = StopMode.Graceful(SHUTDOWN_GRACE)
-    // Jetty with virtual threads: the backend and thread choice are measured in README.md.
-    val serverConfig = CityrefJetty(config.port, stopMode, telemetry, virtualThreads = true)
-    val server = app.asServer(serverConfig).start()
+    server.start()
     phases.record("server", serverListen)
 
     val stopped = CountDownLatch(1)
@@ -108,4 +113,17 @@ private fun run(phases: StartupPhases) {
     repository.close()
     log.info("stopped")
     exitProcess(0)
+}
+
+/** The handler's lookup, built before the startup check has its client: set once, before the server listens. */
+private class DeferredLookup : CityLookup {
+    @Volatile
+    lateinit var target: CityLookup
+
+    override fun findCity(
+        id: Long,
+        language: String,
+    ): Source? = target.findCity(id, language)
+
+    override fun findRegion(id: Long): Source? = target.findRegion(id)
 }

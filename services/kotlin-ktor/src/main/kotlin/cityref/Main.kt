@@ -55,14 +55,16 @@ private fun run(phases: StartupPhases) {
                 exitProcess(1)
             }
         }
-    val startupCheck =
-        StartupCheck(phases, { Repository(config) }) { repository ->
-            runBlocking { repository.checkHealth(config.elasticsearchTimeoutMs.coerceAtMost(10_000)) }
-        }
+    // Logging is set up before the check's thread may log: SLF4J binds its provider once, on first use.
     phases.time("config") {
         (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
             Level.toLevel(config.logLevel.uppercase())
     }
+
+    val startupCheck =
+        StartupCheck(phases, { Repository(config) }) { repository ->
+            runBlocking { repository.checkHealth(config.elasticsearchTimeoutMs.coerceAtMost(10_000)) }
+        }
 
     val processors = Runtime.getRuntime().availableProcessors()
     val serverStart = System.nanoTime()

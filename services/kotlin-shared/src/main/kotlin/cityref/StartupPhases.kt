@@ -45,7 +45,7 @@ class StartupPhases {
 /**
  * The spec's startup check, off the main thread: [connect] builds the Elasticsearch client (phase
  * `elasticsearch_client`), then [check] makes the one round-trip (`health_check`), while the main
- * thread configures logging and builds the server. The spec only requires the round-trip before
+ * thread builds the server. The spec only requires the round-trip before
  * listening, so the main thread calls [await] before it starts the server. After a failed check
  * the service exits, so the client is left as it is (closing it could wait on the request that
  * timed out).
