@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test package-test spec lint generate compose kubernetes readme-table images test-images es es-stop es-reset data-bench bench bench-full
+.PHONY: help doctor up down test package-test spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -29,8 +29,11 @@ package-test:  ## the installable suite end to end: wheel, fresh venv, run from 
 images:  ## build every image from source (multi-stage; podman, no daemon): the services, elasticsearch, conformance
 	@scripts/images.sh build
 
-test-images:  ## every image under --cpus 1.5 --memory 512m (startup, idle memory, full conformance), then compose.yaml end to end
+test-images:  ## every image under --cpus 1.5 --memory 512m (startup and size against the targets, idle memory, full conformance, JVM startup budget), then compose.yaml end to end
 	@scripts/images.sh test
+
+startup-budget:  ## each JVM image's startup per phase, with and without its AOT cache, under the benchmark's limits (Dockerfiles/README.md)
+	@scripts/images.sh budget
 
 compose:  ## regenerate compose.yaml from the descriptors and Dockerfiles (make test checks it; make test-images runs it)
 	@scripts/python.sh scripts/compose.py

@@ -5,7 +5,10 @@
 #                                         a table of size and build time
 #   scripts/images.sh test [SERVICE...]   `make test-images`: each service image under --cpus 1.5
 #                                         --memory 512m: startup, idle memory, full conformance;
-#                                         then compose.yaml end to end (scripts/compose-test.sh)
+#                                         the JVM images' startup budget; then compose.yaml end to
+#                                         end (scripts/compose-test.sh)
+#   scripts/images.sh budget [SERVICE...] `make startup-budget`: each JVM image's startup budget per
+#                                         phase, with and without its AOT cache (also part of test)
 #   scripts/images.sh bases               the local builder and base images the Dockerfiles get here
 # IMAGE defaults to every service with a Dockerfile (SERVICES=a,b: those) plus the two that are not
 # services: elasticsearch (compose's backend) and conformance (the suite, and compose's fixture
@@ -226,14 +229,32 @@ test_images() {
   "$PODMAN" ps -aq --filter label=cityref.test=1 | xargs -r "$PODMAN" rm -f >/dev/null
   local tables=(); for svc in $list; do tables+=("$OUT/results/image-$svc.json"); done
   scripts/python.sh scripts/image_probe.py --table "${tables[@]}"
+  budget "$@" || failed=1
   log "=== compose.yaml: up, fixture, health checks, conformance through compose, down"
   scripts/compose-test.sh || failed=1
   return $failed
 }
 
+budget() {  # the JVM images' startup budget, with and without their AOT cache (scripts/startup_budget.py)
+  local list es_url files=()
+  list=$(services "$@")
+  scripts/es.sh up >/dev/null
+  es_url=$(scripts/es.sh url)
+  mkdir -p "$OUT/results"
+  for svc in $list; do
+    grep -q "Dockerfiles/jvm/" "Dockerfiles/$svc.Dockerfile" || continue  # the JVM images only
+    log "=== image $svc: startup budget, with and without the AOT cache"
+    scripts/python.sh scripts/startup_budget.py --podman "$PODMAN" --image "localhost/cityref/$svc:$TAG" \
+      --es-url "$es_url" --json "$OUT/results/startup-budget-$svc.json" >/dev/null || return 1
+    files+=("$OUT/results/startup-budget-$svc.json")
+  done
+  [ ${#files[@]} = 0 ] || scripts/python.sh scripts/startup_budget.py --table "${files[@]}"
+}
+
 case "${1:-}" in
   build) shift; build "$@" ;;
   test) shift; test_images "$@" ;;
+  budget) shift; budget "$@" ;;
   bases) bases base jdk rust go python ;;
-  *) die "usage: $0 build|test|bases [SERVICE...]" ;;
+  *) die "usage: $0 build|test|budget|bases [SERVICE...]" ;;
 esac

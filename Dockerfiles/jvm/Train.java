@@ -40,7 +40,17 @@ public class Train {
     static final String[] LANGUAGES = {"cs", "de", "en", "pl", "sk"};
     static final Pattern DOC = Pattern.compile("^/([a-z_]+)/_doc/([^/?]+)$");
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            train(args);
+        } catch (Exception e) {
+            // Also when the service dies mid-run: the stand-in's server thread must not keep this JVM alive.
+            e.printStackTrace();
+            fail("the training run broke off: " + e);
+        }
+    }
+
+    static void train(String[] args) throws Exception {
         if (args.length < 3) {
             System.err.println("usage: java Train.java <cache> <java> <jvm-args...>");
             System.exit(2);

@@ -10,8 +10,18 @@ set -eu
 jar=$1; shift
 libs=$(find /app/libs -name '*.jar' 2>/dev/null | sort || true)
 # shellcheck disable=SC2086 # the jar list is split on purpose
-modules=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar" $libs)
-echo "jlink modules: $modules"
+found=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar" $libs)
+# Modules jdeps finds only in library code that cityref never runs, left out (the images pass the
+# full conformance suite without them; Dockerfiles/README.md, "Smaller images"):
+#   java.desktop     java.beans: Jackson's optional @ConstructorProperties/@Transient support,
+#                    typesafe-config's bean factory, Micrometer's logging binder
+#   java.sql         Jackson's optional java.sql types, the ES client's ES|QL JDBC helper,
+#                    Micrometer's database binders
+#   java.instrument  kotlinx-coroutines' debug agent
+# (jdk.management stays: Helidon's startup calls java.lang.management.ManagementFactory.)
+unused="java.desktop java.sql java.instrument"
+modules=$(echo "$found" | tr , '\n' | grep -vxF "$(echo "$unused" | tr ' ' '\n')" | paste -sd, -)
+echo "jlink modules: $modules (jdeps found: $found)"
 jlink --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=zip-6 \
   --output /opt/jre
 find /opt/jre /app -exec touch -h -d @0 {} +
