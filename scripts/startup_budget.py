@@ -79,8 +79,13 @@ def run_once(podman: list[str], image: str, argv: list[str], es_url: str) -> dic
     listening = next((json.loads(x) for x in lines if x.startswith("{") and '"listening' in x), None)
     if listening is None:
         raise SystemExit(f"{image}: no listening log line")
-    return {"t0": t0, "started": parse_time(state["State"]["StartedAt"]), "first": first, "listening": listening,
-            "lines": lines}
+    return {
+        "t0": t0,
+        "started": parse_time(state["State"]["StartedAt"]),
+        "first": first,
+        "listening": listening,
+        "lines": lines,
+    }
 
 
 def timing_run(podman: list[str], image: str, argv: list[str], es_url: str) -> dict:
@@ -113,7 +118,7 @@ def measure(args: argparse.Namespace) -> dict:
     base = images.entrypoint(podman, args.image)
     no_aot = images.without_aot(base)
     if no_aot is None:
-        raise SystemExit(f"{args.image}: its entrypoint has no {images.AOT_CACHE_OPTION} (not a JVM image with a cache)")
+        raise SystemExit(f"{args.image}: no {images.AOT_CACHE_OPTION} in its entrypoint (not a JVM image with a cache)")
     argv = {"aot": base, "no-aot": no_aot}
     runs: dict[str, list[dict]] = {v: [] for v in VARIANTS}
     for _ in range(args.runs):  # the variants interleaved, so that a slow minute of the machine hits both

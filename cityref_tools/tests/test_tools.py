@@ -41,7 +41,12 @@ def test_an_entrypoint_without_its_aot_cache_and_with_more_jvm_options():
     assert images.without_aot(argv) == ["/opt/jre/bin/java", "@/app/jvm.args", "-jar", "/app/x.jar"]
     assert images.without_aot(["/cityref"]) is None  # no cache: not a JVM image with one
     assert images.with_jvm_options(argv, ["-Xlog:startuptime"]) == [
-        "/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-Xlog:startuptime", "-jar", "/app/x.jar"
+        "/opt/jre/bin/java",
+        "@/app/jvm.args",
+        "-XX:AOTCache=/app/cityref.aot",
+        "-Xlog:startuptime",
+        "-jar",
+        "/app/x.jar",
     ]
     with pytest.raises(ValueError):
         images.with_jvm_options(["/cityref"], ["-Xlog:startuptime"])
