@@ -58,9 +58,10 @@ public final class Main {
         JsonLog.setLevel(config.logLevel());
         phases.record("config", configStart);
         // The spec's startup check off the main thread: the Elasticsearch client, then its one
-        // round-trip, while this thread builds the server. The spec only
-        // requires the round-trip before listening, so the server starts after the check's result.
-        // After a failed check the service exits, so the client is left as it is.
+        // round-trip, while this thread builds the server. The spec only requires the round-trip
+        // before listening, so the server starts after the check's result. After a failed check
+        // the service exits, so the client is left as it is. (Logging is configured first: the
+        // check's thread may log.)
         FutureTask<Checked> startupCheck = new FutureTask<>(() -> {
             Repository repository = phases.time("elasticsearch_client", () -> new Repository(config));
             try {

@@ -46,20 +46,21 @@ fun main(args: Array<String>) {
 }
 
 private fun run(phases: StartupPhases) {
+    // Logging is set up here, before the startup check's thread may log: SLF4J binds its provider
+    // once, on first use.
     val config =
         phases.time("config") {
-            try {
-                loadConfig()
-            } catch (e: ConfigException) {
-                log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
-                exitProcess(1)
-            }
+            val config =
+                try {
+                    loadConfig()
+                } catch (e: ConfigException) {
+                    log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
+                    exitProcess(1)
+                }
+            (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+                Level.toLevel(config.logLevel.uppercase())
+            config
         }
-    // Logging is set up before the check's thread may log: SLF4J binds its provider once, on first use.
-    phases.time("config") {
-        (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-            Level.toLevel(config.logLevel.uppercase())
-    }
 
     val startupCheck =
         StartupCheck(phases, { Repository(config) }) { repository ->
