@@ -1,6 +1,5 @@
 package cityref
 
-import cityref.generated.models.City
 import cityref.generated.models.Health
 import org.http4k.core.Filter
 import org.http4k.core.HttpHandler
@@ -16,7 +15,6 @@ import org.http4k.routing.RoutingHttpHandler
 import org.http4k.routing.bind
 import org.http4k.routing.orElse
 import org.http4k.routing.routes
-import cityref.generated.models.Error as ErrorBody
 
 /** Longest request target (path and query as sent) answered normally. */
 const val MAX_REQUEST_TARGET = 8192
@@ -77,17 +75,6 @@ private fun listedPath(
 
 /** Exactly `application/json`: http4k's JSON body lenses would add `; charset=utf-8`. */
 const val JSON_CONTENT_TYPE = "application/json"
-
-/**
- * Builds Jackson's serializers for every body [jsonResponse] writes, ahead of the first request.
- * Jackson builds a serializer on first use, and for a Kotlin class jackson-module-kotlin reads its
- * Kotlin metadata through kotlin-reflect: about 100 ms of the first request under the benchmark's
- * limits (Dockerfiles/README.md, startup budget). `ObjectMapper.canSerialize` builds and caches
- * them; Main calls this while the startup check runs.
- */
-fun prepareJsonBodies() {
-    for (type in listOf(City::class.java, Health::class.java, ErrorBody::class.java)) Jackson.mapper.canSerialize(type)
-}
 
 /** [body] as compact JSON (http4k's Jackson: schema order, non-ASCII written literally). */
 fun jsonResponse(

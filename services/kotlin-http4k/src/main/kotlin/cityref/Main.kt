@@ -69,7 +69,6 @@ private fun run(phases: StartupPhases) {
     val telemetry = Telemetry()
     val lookup = DeferredLookup()
     val app = cityrefApp(lookup, telemetry)
-    prepareJsonBodies()
     val stopMode = StopMode.Graceful(SHUTDOWN_GRACE)
     // Jetty with virtual threads: the backend and thread choice are measured in README.md.
     val serverConfig = CityrefJetty(config.port, stopMode, telemetry, virtualThreads = true)
