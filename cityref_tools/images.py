@@ -3,7 +3,9 @@ JVM's AOT cache (the "no AOT" variants of the JVM images in the benchmark and th
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 import subprocess
 
 AOT_CACHE_OPTION = "-XX:AOTCache="
@@ -29,3 +31,13 @@ def with_jvm_options(argv: list[str], options: list[str]) -> list[str]:
         raise ValueError(f"not a java -jar entrypoint: {argv}")
     at = argv.index("-jar")
     return argv[:at] + options + argv[at:]
+
+
+def parse_time(s: str) -> float:
+    """An RFC 3339 time with any fraction as a time.time() value: podman's State.StartedAt (nanoseconds,
+    2026-11-22T00:34:29.123456789Z) or a service's log `ts` (milliseconds)."""
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", s)
+    if not m:
+        raise ValueError(f"unexpected time {s!r}")
+    whole = dt.datetime.fromisoformat(m[1] + (m[3] if m[3] != "Z" else "+00:00"))
+    return whole.timestamp() + float("0." + (m[2] or "0"))

@@ -15,17 +15,15 @@ service process's VmRSS. Each figure is the median of --runs fresh containers (d
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import http.client
 import json
-import re
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from cityref_tools import cgroup, descriptors
+from cityref_tools import cgroup, descriptors, images
 from cityref_tools.processes import free_port
 from cityref_tools.procfs import rss_kib
 from cityref_tools.readiness import first_response
@@ -43,15 +41,6 @@ def get(port: int, path: str = PATH, timeout: float = 1.0) -> int:
         return resp.status
     finally:
         conn.close()
-
-
-def parse_started(s: str) -> float:
-    """podman inspect's State.StartedAt: RFC 3339 with nanoseconds (2026-11-22T00:34:29.123456789Z)."""
-    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", s)
-    if not m:
-        raise ValueError(f"unexpected StartedAt {s!r}")
-    whole = dt.datetime.fromisoformat(m[1] + (m[3] if m[3] != "Z" else "+00:00"))
-    return whole.timestamp() + float("0." + (m[2] or "0"))
 
 
 def probe_once(args: argparse.Namespace) -> dict:
@@ -88,7 +77,7 @@ def probe_once(args: argparse.Namespace) -> dict:
         inspect = json.loads(
             subprocess.run(podman + ["inspect", name], check=True, capture_output=True, text=True).stdout
         )[0]
-        started = parse_started(inspect["State"]["StartedAt"]) if "StartedAt" in inspect["State"] else None
+        started = images.parse_time(inspect["State"]["StartedAt"]) if "StartedAt" in inspect["State"] else None
         pid = inspect["State"]["Pid"]
         for _ in range(50):
             get(port)

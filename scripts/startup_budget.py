@@ -23,7 +23,6 @@ median of --runs runs (default 3), with the smallest and largest.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import re
 import statistics
@@ -42,15 +41,6 @@ VARIANTS = ("aot", "no-aot")
 PHASES = ("config", "elasticsearch_client", "health_check", "server")
 CREATE_VM = re.compile(r"Create VM, ([0-9.]+) secs")
 CLASS_LOAD = re.compile(r"^\S+ source: (.*)$")
-
-
-def parse_time(s: str) -> float:
-    """RFC 3339 with any fraction (podman's StartedAt has nanoseconds, the log's ts milliseconds)."""
-    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", s)
-    if not m:
-        raise ValueError(f"unexpected time {s!r}")
-    whole = dt.datetime.fromisoformat(m[1] + (m[3] if m[3] != "Z" else "+00:00"))
-    return whole.timestamp() + float("0." + (m[2] or "0"))
 
 
 def run_once(podman: list[str], image: str, argv: list[str], es_url: str) -> dict:
@@ -81,7 +71,7 @@ def run_once(podman: list[str], image: str, argv: list[str], es_url: str) -> dic
         raise SystemExit(f"{image}: no listening log line")
     return {
         "t0": t0,
-        "started": parse_time(state["State"]["StartedAt"]),
+        "started": images.parse_time(state["State"]["StartedAt"]),
         "first": first,
         "listening": listening,
         "lines": lines,
@@ -91,7 +81,7 @@ def run_once(podman: list[str], image: str, argv: list[str], es_url: str) -> dic
 def timing_run(podman: list[str], image: str, argv: list[str], es_url: str) -> dict:
     r = run_once(podman, image, images.with_jvm_options(argv, ["-Xlog:startuptime=info:stdout:none"]), es_url)
     line = r["listening"]
-    listening_at = parse_time(line["ts"])
+    listening_at = images.parse_time(line["ts"])
     main_at = listening_at - line["startup_ms"] / 1000 if "startup_ms" in line else None
     create_vm = next((float(m[1]) for x in r["lines"] if (m := CREATE_VM.search(x))), None)
     out = {

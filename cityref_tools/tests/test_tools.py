@@ -52,6 +52,14 @@ def test_an_entrypoint_without_its_aot_cache_and_with_more_jvm_options():
         images.with_jvm_options(["/cityref"], ["-Xlog:startuptime"])
 
 
+def test_container_and_log_times_are_read_to_their_fraction():
+    assert images.parse_time("1970-01-01T00:00:01.5Z") == 1.5
+    assert images.parse_time("1970-01-01T00:00:01.123456789Z") == pytest.approx(1.123456789)
+    assert images.parse_time("1970-01-01T01:00:00+01:00") == 0.0
+    with pytest.raises(ValueError):
+        images.parse_time("yesterday")
+
+
 def test_a_free_port_can_be_bound():
     port = processes.free_port()
     with socket.socket() as s:

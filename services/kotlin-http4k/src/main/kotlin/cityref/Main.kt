@@ -1,10 +1,7 @@
 package cityref
 
-import ch.qos.logback.classic.Level
-import ch.qos.logback.classic.LoggerContext
 import org.http4k.server.ServerConfig.StopMode
 import org.http4k.server.asServer
-import org.slf4j.Logger
 import org.slf4j.LoggerFactory
 import sun.misc.Signal
 import java.time.Duration
@@ -46,8 +43,7 @@ private fun run(phases: StartupPhases) {
                     log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
                     exitProcess(1)
                 }
-            (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-                Level.toLevel(config.logLevel.uppercase())
+            applyLogLevel(config.logLevel)
             config
         }
 

@@ -1,7 +1,5 @@
 package cityref
 
-import ch.qos.logback.classic.Level
-import ch.qos.logback.classic.LoggerContext
 import io.ktor.server.engine.connector
 import io.ktor.server.engine.embeddedServer
 import io.ktor.server.netty.Netty
@@ -10,7 +8,6 @@ import io.netty.channel.ChannelHandler
 import io.netty.channel.ChannelHandlerContext
 import io.netty.channel.ChannelInboundHandlerAdapter
 import kotlinx.coroutines.runBlocking
-import org.slf4j.Logger
 import org.slf4j.LoggerFactory
 import sun.misc.Signal
 import java.util.concurrent.CopyOnWriteArrayList
@@ -57,8 +54,7 @@ private fun run(phases: StartupPhases) {
                     log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
                     exitProcess(1)
                 }
-            (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
-                Level.toLevel(config.logLevel.uppercase())
+            applyLogLevel(config.logLevel)
             config
         }
 

@@ -16,6 +16,7 @@ import net.logstash.logback.composite.loggingevent.StackTraceJsonProvider
 import net.logstash.logback.encoder.LoggingEventCompositeJsonEncoder
 import net.logstash.logback.stacktrace.ShortenedThrowableConverter
 import org.slf4j.Logger
+import org.slf4j.LoggerFactory
 
 /**
  * The services' logging, configured in code through logback's Configurator SPI
@@ -92,4 +93,13 @@ class JsonLogConfigurator :
         val XML_FILES = listOf("logback-test.xml", "logback.xml")
         val QUIET = listOf("io.netty", "org.eclipse.jetty", "io.helidon", "org.apache.http", "org.elasticsearch.client")
     }
+}
+
+/**
+ * Applies LOG_LEVEL (`error`, `warn`, `info`, `debug`) to the root logger. The first call into
+ * SLF4J is where logback configures itself (through [JsonLogConfigurator]).
+ */
+fun applyLogLevel(level: String) {
+    (LoggerFactory.getILoggerFactory() as LoggerContext).getLogger(Logger.ROOT_LOGGER_NAME).level =
+        Level.toLevel(level.uppercase())
 }
