@@ -24,15 +24,10 @@ import time
 from pathlib import Path
 
 from cityref_tools import cgroup, descriptors, images
-from cityref_tools.processes import free_port
 from cityref_tools.procfs import rss_kib
-from cityref_tools.readiness import first_response
-
-LIMITS = ["--cpus", "1.5", "--memory", "512m", "--memory-swap", "512m"]
-PATH = "/city/v1/get?id=1&language=en"
 
 
-def get(port: int, path: str = PATH, timeout: float = 1.0) -> int:
+def get(port: int, path: str = images.FIRST_PATH, timeout: float = 1.0) -> int:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path)
@@ -45,42 +40,12 @@ def get(port: int, path: str = PATH, timeout: float = 1.0) -> int:
 
 def probe_once(args: argparse.Namespace) -> dict:
     podman = args.podman.split()
-    port = free_port()
-    name = f"cityref-probe-{port}"
-    env = ["-e", f"PORT={port}", "-e", f"ELASTICSEARCH_URL={args.es_url}"]
-    env += [f"--add-host={h}" for h in args.add_host]
-    t0 = time.time()
-    subprocess.run(
-        podman
-        + [
-            "run",
-            "-d",
-            "--rm",
-            "--pull=never",
-            "--network",
-            "host",
-            "--name",
-            name,
-            "--label",
-            "cityref.test=1",
-            *LIMITS,
-            *env,
-            args.image,
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        first = first_response(f"http://127.0.0.1:{port}{PATH}", t0 + 60, status=200)
-        if first is None:
-            raise SystemExit(f"{args.image}: no 200 within 60 s")
-        inspect = json.loads(
-            subprocess.run(podman + ["inspect", name], check=True, capture_output=True, text=True).stdout
-        )[0]
-        started = images.parse_time(inspect["State"]["StartedAt"]) if "StartedAt" in inspect["State"] else None
-        pid = inspect["State"]["Pid"]
+    options = ["-e", f"ELASTICSEARCH_URL={args.es_url}", *(f"--add-host={h}" for h in args.add_host)]
+    with images.first_200(podman, args.image, options) as c:
+        started = images.parse_time(c.state["StartedAt"]) if "StartedAt" in c.state else None
+        pid = c.state["Pid"]
         for _ in range(50):
-            get(port)
+            get(c.port)
         time.sleep(2)
         try:
             memory = cgroup.of_pid(pid).sample().memory_bytes
@@ -88,13 +53,11 @@ def probe_once(args: argparse.Namespace) -> dict:
             memory = None  # no cpu and memory cgroup visible to us
         rss = rss_kib(pid)
         t_stop = time.time()
-        subprocess.run(podman + ["stop", "-t", "15", name], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(podman + ["stop", "-t", "15", c.name], check=True, stdout=subprocess.DEVNULL)
         stop_s = time.time() - t_stop
-    finally:
-        subprocess.run(podman + ["rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return {
-        "startup_launch_s": round(first - t0, 4),
-        "startup_container_s": round(first - started, 4) if started else None,
+        "startup_launch_s": round(c.first_200 - c.launched, 4),
+        "startup_container_s": round(c.first_200 - started, 4) if started else None,
         "idle_memory_bytes": memory,
         "idle_rss_kib": rss,
         "stop_s": round(stop_s, 3),
@@ -112,7 +75,7 @@ def probe(args: argparse.Namespace) -> dict:
             text=True,
         ).stdout
     )
-    result: dict = {"image": args.image, "size_bytes": size, "limits": " ".join(LIMITS)}
+    result: dict = {"image": args.image, "size_bytes": size, "limits": " ".join(images.LIMITS)}
     for key in runs[0]:
         values = [r[key] for r in runs if r[key] is not None]
         result[key] = statistics.median(values) if values else None

@@ -28,15 +28,10 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from cityref_tools import images
-from cityref_tools.processes import free_port
-from cityref_tools.readiness import first_response
 
-LIMITS = ["--cpus", "1.5", "--memory", "512m", "--memory-swap", "512m"]
-PATH = "/city/v1/get?id=1&language=en"
 VARIANTS = ("aot", "no-aot")
 PHASES = ("config", "elasticsearch_client", "health_check", "server")
 CREATE_VM = re.compile(r"Create VM, ([0-9.]+) secs")
@@ -45,34 +40,18 @@ CLASS_LOAD = re.compile(r"^\S+ source: (.*)$")
 
 def run_once(podman: list[str], image: str, argv: list[str], es_url: str) -> dict:
     """One container with ``argv`` as its entrypoint: the times, the listening line and its other output."""
-    port = free_port()
-    name = f"cityref-budget-{port}"
-    t0 = time.time()
-    subprocess.run(
-        podman
-        + ["run", "-d", "--rm", "--pull=never", "--network", "host", "--name", name, "--label", "cityref.test=1"]
-        + LIMITS
-        + ["-e", f"PORT={port}", "-e", f"ELASTICSEARCH_URL={es_url}", "--entrypoint", json.dumps(argv), image],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        first = first_response(f"http://127.0.0.1:{port}{PATH}", t0 + 60, status=200)
-        if first is None:
-            raise SystemExit(f"{image}: no 200 within 60 s")
-        state = json.loads(subprocess.run(podman + ["inspect", name], check=True, capture_output=True).stdout)[0]
-        logs = subprocess.run(podman + ["logs", name], capture_output=True, text=True, check=True)
-    finally:
-        subprocess.run(podman + ["stop", "-t", "15", name], capture_output=True, check=False)
-        subprocess.run(podman + ["rm", "-f", name], capture_output=True, check=False)
+    options = ["-e", f"ELASTICSEARCH_URL={es_url}", "--entrypoint", json.dumps(argv)]
+    with images.first_200(podman, image, options) as c:
+        logs = subprocess.run(podman + ["logs", c.name], capture_output=True, text=True, check=True)
+        subprocess.run(podman + ["stop", "-t", "15", c.name], capture_output=True, check=False)
     lines = (logs.stdout + logs.stderr).splitlines()
     listening = next((json.loads(x) for x in lines if x.startswith("{") and '"listening' in x), None)
     if listening is None:
         raise SystemExit(f"{image}: no listening log line")
     return {
-        "t0": t0,
-        "started": images.parse_time(state["State"]["StartedAt"]),
-        "first": first,
+        "t0": c.launched,
+        "started": images.parse_time(c.state["StartedAt"]),
+        "first": c.first_200,
         "listening": listening,
         "lines": lines,
     }
@@ -114,7 +93,7 @@ def measure(args: argparse.Namespace) -> dict:
     for _ in range(args.runs):  # the variants interleaved, so that a slow minute of the machine hits both
         for v in VARIANTS:
             runs[v].append(timing_run(podman, args.image, argv[v], args.es_url))
-    result: dict = {"image": args.image, "limits": " ".join(LIMITS), "runs": runs, "median": {}, "range": {}}
+    result: dict = {"image": args.image, "limits": " ".join(images.LIMITS), "runs": runs, "median": {}, "range": {}}
     for v in VARIANTS:
         result["median"][v] = {}
         result["range"][v] = {}
