@@ -12,7 +12,7 @@ libs=$(find /app/libs -name '*.jar' 2>/dev/null | sort || true)
 # shellcheck disable=SC2086 # the jar list is split on purpose
 found=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar" $libs)
 # Modules jdeps finds only in library code that cityref never runs, left out (the images pass the
-# full conformance suite without them; Dockerfiles/README.md, "Smaller images"):
+# full conformance suite without them; Dockerfiles/README.md, "Before and after"):
 #   java.desktop     java.beans: Jackson's optional @ConstructorProperties/@Transient support,
 #                    typesafe-config's bean factory, Micrometer's logging binder
 #   java.sql         Jackson's optional java.sql types, the ES client's ES|QL JDBC helper,
