@@ -2,7 +2,10 @@
 (services/<name>/cityref.yaml), or of a YAML file given with --known-failures (alias --known) for an
 implementation that lives elsewhere, e.g. in its own repository. A list of
 {check: <group>/<name>, reason: <why, with evidence>}. The differential group reads the key
-`differential_known` of the same files ({class, reason}), so one file can hold both.
+`differential_known` of the same files, so one file can hold both: a list of {class, reason,
+reproduction, upstream}, for a framework that breaks the spec's safety tier (or the application tier)
+with no setting or extension point to fix it: `reproduction` is a minimal standalone reproduction
+and `upstream` an upstream-ready bug report (paths; in this repository, under docs/upstream/).
 
 Every entry becomes a strict xfail: the check must fail (an unexpected pass fails the run, so a
 fixed bug forces the entry's removal), and an entry naming no existing check is an error.
@@ -62,4 +65,31 @@ def load_known(name: str | None, path: pathlib.Path | None = None) -> dict[str, 
     bad = [check for check in out if "/" not in check]
     if bad:
         raise KnownFailuresError(f"{path}: known_failures: check must be '<group>/<name>': {bad[0]!r}")
+    return out
+
+
+DIFFERENTIAL_FIELDS = ("class", "reason", "reproduction", "upstream")
+
+
+def differential_entries(path: pathlib.Path) -> dict[str, dict[str, str]]:
+    """{class: {reason, reproduction, upstream}} from the `differential_known` list of ``path``."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(doc, dict):
+        raise KnownFailuresError(f"{path}: the top level must be a mapping")
+    items = doc.get("differential_known") or []
+    if not isinstance(items, list):
+        raise KnownFailuresError(f"{path}: differential_known: expected a list of {{{', '.join(DIFFERENTIAL_FIELDS)}}}")
+    out: dict[str, dict[str, str]] = {}
+    for e in items:
+        if not isinstance(e, dict) or set(e) != set(DIFFERENTIAL_FIELDS):
+            raise KnownFailuresError(
+                f"{path}: differential_known: each entry has exactly {', '.join(DIFFERENTIAL_FIELDS)} (a framework "
+                f"defect needs a standalone reproduction and an upstream report): {e!r}"
+            )
+        for field in DIFFERENTIAL_FIELDS:
+            if not isinstance(e[field], str) or not e[field].strip():
+                raise KnownFailuresError(f"{path}: differential_known: '{field}' must be a non-empty string: {e!r}")
+        if e["class"] in out:
+            raise KnownFailuresError(f"{path}: differential_known: {e['class']} listed twice")
+        out[e["class"]] = {k: e[k].strip() for k in DIFFERENTIAL_FIELDS[1:]}
     return out

@@ -42,14 +42,59 @@ def test_5000_requests_cover_every_class_of_the_grammar():
     assert len(counts) >= 40
 
 
-def test_every_fixed_case_names_a_class_of_the_generator():
-    classes = {cls for c in hostile.generate(differential.DEFAULT_SEED, 5000) for cls in c.classes} | {"plain"}
+SAFETY_CLASSES = {
+    "pipelined",
+    "pipelined:head",
+    "body:content-length",
+    "body:chunked",
+    "body:content-length-and-chunked",
+    "body:http/1.0-chunked",
+    "header:websocket-keys",
+    "version:http/1.0",
+    "connection:close",
+    "size:served",
+    "size:refused",
+    "resource:method-token",
+    "resource:header-line",
+}
+
+
+def test_the_fixed_cases_cover_the_safety_tier():
     cases = differential.load_wire_cases()
-    assert len(cases) >= 30
-    for case in cases:
-        assert case["class"] in classes, case["id"]
-    pad = next(c for c in cases if c["id"] == "header-section-over-64k-431")
-    assert len(pad["data"]) > 70000
+    assert {c["class"] for c in cases} == SAFETY_CLASSES
+    ids = [c["id"] for c in cases]
+    assert len(ids) == len(set(ids))
+    served = next(c for c in cases if c["id"] == "size-served")
+    head, _, _ = served["data"].partition(b"\r\n\r\n")
+    line, _, fields = head.partition(b"\r\n")
+    assert len(line.split(b" ")[1]) == 8192 and len(fields) + 2 == 16384  # the field lines with their CRLFs
+    for c in cases:
+        if c.get("memory"):
+            assert len(c["data"]) >= 64 << 20 and c.get("refused")
+
+
+def frame(data: bytes) -> list[bytes]:
+    """The request targets in ``data`` by RFC 9112 framing (Content-Length or chunked)."""
+    out = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        out.append(head.split(b" ", 2)[1])
+        fields = {k.strip().lower(): v.strip() for k, _, v in (x.partition(b":") for x in head.split(b"\r\n")[1:])}
+        if b"chunked" in fields.get(b"transfer-encoding", b""):
+            _, rest = differential.decode_chunked(rest)
+        elif b"content-length" in fields:
+            rest = rest[int(fields[b"content-length"]) :]
+        data = rest
+    return out
+
+
+def test_the_smuggling_cases_frame_as_their_expected_answers():
+    for c in differential.load_wire_cases():
+        if c["class"].startswith("body:") or c["class"] == "header:websocket-keys":
+            targets = frame(c["data"])
+            assert len(targets) == len(c["expect"]), c["id"]
+            assert b"/smuggled" not in targets, c["id"]
+            assert b"/smuggled" in c["data"] or c["class"] == "header:websocket-keys"
 
 
 def serve_once(answer: bytes, close: bool) -> tuple[tuple[str, int], threading.Thread]:
@@ -78,8 +123,7 @@ def http(status: int, body: bytes, ctype: str = "application/json") -> bytes:
 @pytest.mark.parametrize("close", [True, False])
 def test_exchange_reads_the_answer_and_sees_whether_the_connection_was_closed(close):
     addr, t = serve_once(http(404, JSON_404), close)
-    case = hostile.Case(0, (), b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n", "GET")
-    o = differential.exchange(addr, case, timeout=2, linger=0.2)
+    o = differential.exchange(addr, b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n", ["GET"], timeout=2, linger=0.2)
     assert o.answers == (Answer(404, "application/json", JSON_404, ""),)
     assert o.closed is close
     t.join(2)
@@ -88,13 +132,20 @@ def test_exchange_reads_the_answer_and_sees_whether_the_connection_was_closed(cl
 def test_exchange_reads_a_pipelined_second_answer():
     addr, t = serve_once(http(404, JSON_404) + http(200, b'{"id":1}'), True)
     case = hostile.Case(0, ("pipelined",), b"GET /x HTTP/1.1\r\n\r\n" + hostile.FOLLOW_UP, "GET", pipelined=True)
-    o = differential.exchange(addr, case, timeout=2, linger=0.2)
+    o = differential.exchange(addr, case.data, case.methods, timeout=2, linger=0.2)
     assert [a.status for a in o.answers] == [404, 200]
     t.join(2)
 
 
+def test_a_refused_head_may_carry_its_body():
+    addr, t = serve_once(http(400, JSON_400), True)
+    o = differential.exchange(addr, b"HEAD\t/ HTTP/1.1\r\n\r\n", ["HEAD"], timeout=2, linger=0.2)
+    assert o.answers == (Answer(400, "application/json", JSON_400, ""),) and not o.note
+    t.join(2)
+
+
 def test_an_error_body_must_be_the_contract_json():
-    ok = Outcome((Answer(400, "application/json", b'{"message":"Bad Request: malformed request."}', ""),), True)
+    ok = Outcome((Answer(400, "application/json", JSON_400, ""),), True)
     text = Outcome((Answer(400, "text/plain; charset=utf-8", b"400 Bad Request", ""),), True)
     empty = Outcome((Answer(400, "", b"", ""),), True)
     head = Outcome((Answer(404, "application/json", b"", ""),), False)
@@ -115,35 +166,105 @@ def test_consensus_is_the_most_common_answer_and_a_tie_goes_to_json():
 def test_a_fixed_case_checks_status_body_allow_and_close():
     case = {
         "id": "x",
-        "class": "plain",
+        "class": "connection:close",
+        "methods": ["GET"],
         "expect": [{"status": 405, "message": "Method Not Allowed: use GET."}],
         "allow": "GET, HEAD",
-        "closed": True,
+        "close": True,
     }
-    good = Outcome((Answer(405, "application/json", b'{"message":"Method Not Allowed: use GET."}', "GET, HEAD"),), True)
+    m405 = b'{"message":"Method Not Allowed: use GET."}'
+    good = Outcome((Answer(405, "application/json", m405, "GET, HEAD"),), True)
     assert differential.wire_case_problem(case, good) is None
     assert "Allow" in differential.wire_case_problem(
-        case,
-        Outcome(
-            (good.answers[0].__class__(405, "application/json", b'{"message":"Method Not Allowed: use GET."}', "GET"),),
-            True,
-        ),
+        case, Outcome((Answer(405, "application/json", m405, "GET"),), True)
     )
-    assert "kept open" in differential.wire_case_problem(case, Outcome(good.answers, False))
+    assert "not honoured" in differential.wire_case_problem(case, Outcome(good.answers, False))
     assert "status 404" in differential.wire_case_problem(
         case, Outcome((Answer(404, "application/json", JSON_404, ""),), True)
     )
 
 
-def test_known_deviations_need_a_class_and_a_reason(tmp_path):
+CITY = b'{"countryIso":"CZ","id":%d,"isFeatured":true,"name":"x","regionName":"x"}'
+
+
+def city(i: int) -> Answer:
+    return Answer(200, "application/json", CITY % i, "")
+
+
+def test_a_smuggling_case_is_safe_answered_in_full_or_cut_by_a_close_or_refused():
+    case = {
+        "id": "s",
+        "class": "body:content-length",
+        "methods": ["GET", "GET"],
+        "expect": [{"status": 200, "city": 1}, {"status": 200, "city": 3}],
+        "closing": True,
+    }
+    assert differential.wire_case_problem(case, Outcome((city(1), city(3)), False)) is None
+    assert differential.wire_case_problem(case, Outcome((city(1),), True)) is None  # cut by the close
+    refusal = Answer(400, "text/plain", b"Bad Request", "")
+    assert differential.wire_case_problem(case, Outcome((refusal,), True)) is None
+    assert differential.wire_case_problem(case, Outcome((refusal,), False)) is not None
+    smuggled = Answer(404, "application/json", JSON_404, "")
+    assert "status 404" in differential.wire_case_problem(case, Outcome((city(1), smuggled), True))
+    assert "hung" in differential.wire_case_problem(case, Outcome((city(1),), False, "timeout"))
+    after = Outcome((city(1), city(3)), True, "9 bytes after the answers")
+    assert "after the answers" in differential.wire_case_problem(case, after)
+
+
+def test_a_refused_case_wants_a_4xx_or_nothing_and_the_close():
+    case = {"id": "r", "class": "size:refused", "methods": ["GET"], "refused": True}
+    assert differential.wire_case_problem(case, Outcome((), True)) is None
+    assert differential.wire_case_problem(case, Outcome((Answer(431, "", b"", ""),), True)) is None
+    assert differential.wire_case_problem(case, Outcome((Answer(431, "", b"", ""),), False)) is not None
+    assert "200" in differential.wire_case_problem(case, Outcome((city(1),), True))
+    assert differential.wire_case_problem(case, Outcome((), False, "timeout")) is not None
+
+
+def test_generated_requests_are_checked_for_safety_alone():
+    plain = hostile.Case(0, (), b"GET / HTTP/1.1\r\n\r\n", "GET", asked_close=True)
+    assert differential.generated_problem(plain, Outcome((city(1),), True)) is None
+    assert "Connection: close" in differential.generated_problem(plain, Outcome((city(1),), False))
+    assert "no answer" in differential.generated_problem(plain, Outcome((), True))
+    assert "503" in differential.generated_problem(plain, Outcome((Answer(503, "", b"", ""),), True))
+    native = hostile.Case(1, ("line:bare-lf",), b"GET / HTTP/1.1\n\n", "GET")
+    assert differential.generated_problem(native, Outcome((), True)) is None  # a close is a refusal
+    piped = hostile.Case(2, ("body:content-length", "pipelined"), b"...", "GET", pipelined=True)
+    assert differential.generated_problem(piped, Outcome((city(3), city(1)), False)) is None
+    smuggled = Outcome((city(3), Answer(404, "application/json", JSON_404, "")), False)
+    assert "pipelined request" in differential.generated_problem(piped, smuggled)
+    assert "unanswered" in differential.generated_problem(piped, Outcome((city(3),), False, "timeout"))
+
+
+def test_the_matrix_cell_tells_the_application_from_the_framework():
+    assert differential.cell(Outcome((city(1),), False)) == "app"
+    assert differential.cell(Outcome((Answer(404, "application/json", JSON_404, ""),), True)) == "app ✕"
+    assert differential.cell(Outcome((Answer(400, "application/json", JSON_400, ""),), True)) == "400 json ✕"
+    assert differential.cell(Outcome((Answer(400, "text/plain", b"Bad", ""),), True)) == "400 text ✕"
+    assert differential.cell(Outcome((city(1), city(1)), False)) == "app+ok"
+    assert differential.cell(Outcome((), True)) == "– ✕"
+
+
+def test_known_deviations_need_a_reproduction_and_an_upstream_report(tmp_path):
     path = tmp_path / "k.yaml"
+    path.write_text(
+        "differential_known:\n  - class: version:http/1.0\n    reason: because\n"
+        "    reproduction: docs/upstream/repro/x\n    upstream: docs/upstream/x.md\n"
+    )
+    assert differential.load_known({"svc": path})["svc"] == {"version:http/1.0": "because"}
     path.write_text("differential_known:\n  - class: line:bare-lf\n    reason: because\n")
-    assert differential.load_known({"svc": path})["svc"] == {"line:bare-lf": "because"}
-    path.write_text("differential_known:\n  - class: line:bare-lf\n")
     with pytest.raises(ValueError):
         differential.load_known({"svc": path})
-    own = differential.load_known()  # every descriptor of the repository is valid
-    assert "method:lower-case" in own["java-helidon"] and own["rust-actix"] == {}
+    differential.load_known()  # every descriptor of the repository is valid
+
+
+def test_the_repository_known_deviations_point_at_files_that_exist():
+    from cityref_tools import descriptors
+    from conformance.known import differential_entries
+
+    for path in descriptors.paths():
+        for cls, e in differential_entries(path).items():
+            for field in ("reproduction", "upstream"):
+                assert (descriptors.ROOT / e[field]).exists(), f"{path}: {cls}: {field} {e[field]} missing"
 
 
 def serve_closing_late(answer: bytes, delay: float, times: int) -> tuple[str, int]:
@@ -164,20 +285,16 @@ def serve_closing_late(answer: bytes, delay: float, times: int) -> tuple[str, in
     return listener.getsockname()
 
 
-def test_a_close_after_the_linger_is_checked_again_and_a_connection_kept_open_still_deviates():
-    case = hostile.Case(0, ("line:tab-separator",), b"GET\t/x HTTP/1.1\r\nHost: x\r\n\r\n", "GET")
-    answer = (Answer(400, "application/json", JSON_400, ""),)
-    slow_host, slow_port = serve_closing_late(http(400, JSON_400), 0.6, 2)
-    stays_host, stays_port = serve_closing_late(http(400, JSON_400), 30, 2)
+def test_a_close_after_the_linger_is_checked_again_and_a_connection_kept_open_still_fails():
+    case = hostile.Case(0, (), b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "GET", asked_close=True)
+    slow_host, slow_port = serve_closing_late(http(404, JSON_404), 0.6, 2)
+    stays_host, stays_port = serve_closing_late(http(404, JSON_404), 30, 2)
     slow = differential.Target("slow", f"http://{slow_host}:{slow_port}")
     stays = differential.Target("stays", f"http://{stays_host}:{stays_port}")
-    closed = Outcome(answer, True)
-    results = {0: {"a": closed, "b": closed, "slow": None, "stays": None}}
+    results = {0: {}}
     for t in (slow, stays):
-        results[0][t.name] = differential.exchange(t.addr, case, timeout=2, linger=0.2)
-        assert results[0][t.name] == Outcome(answer, False)  # the short linger missed the close
-    never_contacted = [differential.Target(n, "http://127.0.0.1:1") for n in ("a", "b")]
-    targets = [*never_contacted, slow, stays]
-    assert differential.recheck_slow_closes(targets, [case], results, {}, timeout=2) == 2
-    assert results[0]["slow"] == closed  # closed within the longer wait: agrees after all
-    assert results[0]["stays"] == Outcome(answer, False)  # still open: still a deviation
+        results[0][t.name] = differential.exchange(t.addr, case.data, case.methods, timeout=2, linger=0.2)
+        assert not results[0][t.name].closed  # the short linger missed the close
+    assert differential.recheck_slow_closes([slow, stays], [case], results, timeout=2) == 2
+    assert differential.generated_problem(case, results[0]["slow"]) is None  # closed within the longer wait
+    assert differential.generated_problem(case, results[0]["stays"]) == "Connection: close not honoured"
