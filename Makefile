@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test package-test spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full
+.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -25,6 +25,11 @@ test:  ## spec lint, unit tests and full conformance of every service (SERVICES=
 
 package-test:  ## the installable suite end to end: wheel, fresh venv, run from outside the tree against go-kit
 	@$(MAKE) -C services/go-kit build && scripts/es.sh up && scripts/package-test.sh
+
+protocol-matrix:  ## build every service, run the differential group against all of them, publish docs/protocol-matrix.md
+	@for d in $(dir $(wildcard services/*/cityref.yaml)); do $(MAKE) -C $$d build || exit 1; done
+	@scripts/es.sh up && scripts/python.sh -m conformance differential --service all \
+	  --es-url "$$(scripts/es.sh url)" --publish docs/protocol-matrix.md
 
 images:  ## build every image from source (multi-stage; podman, no daemon): the services, elasticsearch, conformance
 	@scripts/images.sh build

@@ -4,8 +4,10 @@
     readme_table.py --check   exit 1 if README.md's table differs from the descriptors (make test)
 
 Columns: name, language, framework and Elasticsearch client, folder, and a status built from the
-descriptor: its `note`, its known failures (`known_failures`) and its HTTP-layer deviations
-(`http_layer`, in plain words, required when it has `differential_known` entries).
+descriptor: its `note`, its known failures (`known_failures`), what its framework's HTTP layer does
+natively (`http_layer`, in plain words, required), and its framework's defects against the spec's
+safety tier (`differential_known`, each with a reproduction and an upstream report), linked to the
+protocol matrix (docs/protocol-matrix.md).
 """
 
 from __future__ import annotations
@@ -20,18 +22,27 @@ BEGIN = "<!-- services table: generated from services/*/cityref.yaml by `make re
 END = "<!-- end of the generated services table -->"
 
 
+MATRIX = "docs/protocol-matrix.md"
+
+
 def status(desc: dict, path: pathlib.Path) -> str:
     known = desc.get("known_failures") or []
-    deviations = desc.get("differential_known") or []
-    if deviations and not desc.get("http_layer"):
-        raise SystemExit(f"{path}: differential_known entries need `http_layer`, the deviations in plain words")
+    defects = desc.get("differential_known") or []
+    if not desc.get("http_layer"):
+        raise SystemExit(f"{path}: needs `http_layer`: what the framework's HTTP layer does natively, in plain words")
     parts = [desc["note"]] if desc.get("note") else []
     parts.append(
         "conformance: no known failures"
         if not known
         else f"conformance: {len(known)} known failure(s) ({', '.join(k['check'] for k in known)})"
     )
-    parts.append(f"HTTP layer: {desc['http_layer']} (documented)" if deviations else "HTTP layer: no deviations")
+    parts.append(f"HTTP layer ([natively]({MATRIX})): {desc['http_layer'].rstrip('.')}")
+    parts.append(
+        "safety tier: passes"
+        if not defects
+        else "safety tier: framework defect(s) "
+        + ", ".join(f"`{d['class']}` ([report]({d['upstream']}))" for d in defects)
+    )
     return "; ".join(parts)
 
 

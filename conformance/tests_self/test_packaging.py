@@ -13,7 +13,7 @@ import yaml
 from cityref_tools import esdata, resources
 from cityref_tools.resources import Layout, ResourceError
 from conformance import cli, differential, elastic
-from conformance.known import entries, load_known
+from conformance.known import differential_entries, load_known
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "docs" / "examples"
@@ -272,4 +272,4 @@ def test_example_workflow():
 def test_example_known_failures():
     path = EXAMPLES / "known-failures.yaml"
     assert load_known("their-impl", path)
-    assert entries(path, "differential_known", "class")
+    assert differential_entries(path)
