@@ -65,3 +65,110 @@ def test_rust_modules_depend_one_way():
 
     for m in modules:
         visit(m, ())
+
+
+# The dependency direction of services/README.md: which roles each role may use. `main` wires
+# everything; `errors`, `config` and `telemetry` are leaves that anything may use (and that use
+# only each other).
+LEAVES = {"errors", "config", "telemetry"}
+MAY_USE = {
+    "main": {"transport", "service", "repository", "query"} | LEAVES,
+    "transport": {"service", "query"} | LEAVES,
+    "service": {"repository", "query"} | LEAVES,
+    "repository": LEAVES,
+    "query": LEAVES,
+    **{leaf: LEAVES for leaf in LEAVES},
+}
+DECLARATIONS = {  # top-level names a file declares that other files of the same package can use
+    ".go": [
+        r"^func (\w+)",
+        r"^type (\w+)",
+        r"^(?:var|const) (\w+)",
+    ],
+    ".kt": [
+        r"^(?:public |internal )?(?:data |sealed |enum |abstract |open |value |inline |const |annotation )*"
+        r"(?:class|object|interface|fun|val|var|typealias) (?:<[^>]*> )?(?:\w+\.)?(\w+)"
+    ],
+    ".java": [r"^(?:public |final |abstract |sealed |non-sealed )*(?:class|interface|record|enum) (\w+)"],
+}
+
+
+def roles(name: str) -> dict[str, str]:
+    """{file: role} of one service from the table."""
+    rows = [line for line in (SERVICES / "README.md").read_text().splitlines() if line.startswith("| ")]
+    header = next(r for r in rows if r.startswith("| role | go-kit"))
+    names = [c.strip() for c in header.strip("|").split("|")][1:]
+    out = {}
+    for row in rows[rows.index(header) + 1 :]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        for f in re.findall(r"`([^`]+)`", cells[1 + names.index(name)]):
+            out[f] = cells[0]
+    return out
+
+
+GENERATED = {"models"}  # rust-actix's include of the generated models: like a leaf, anyone may use it
+
+
+def go_blocks(text: str) -> set[str]:
+    """Names declared in Go's top-level `var ( ... )` and `const ( ... )` blocks."""
+    names = set()
+    for block in re.findall(r"^(?:var|const) \(\n(.*?)^\)", text, flags=re.M | re.S):
+        names |= set(re.findall(r"^\t(\w+)", block, flags=re.M))
+    return names
+
+
+def code_only(text: str) -> str:
+    """Source without comments, string literals, package and import lines (so that a word in prose,
+    or the package's own name, is no reference)."""
+    text = re.sub(r"^(?:package|import) [^\n(]*$", " ", text, flags=re.M)
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r'"""(?:.|\n)*?"""', '""', text)
+    text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+    text = re.sub(r"`[^`]*`", "``", text)  # Go raw strings
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def role_edges(name: str) -> set[tuple[str, str, str]]:
+    """(role, used role, the name that shows it) for every reference between roles of a service."""
+    base, _ = SOURCES[name]
+    root = SERVICES / name / base
+    by_file = roles(name)
+    texts = {f: (root / f).read_text() for f in by_file}
+    edges = set()
+    if name == "rust-actix":
+        module_role = {pathlib.Path(f).stem: r for f, r in by_file.items()}
+        for f, text in texts.items():
+            used = set(re.findall(r"crate::(\w+)", text))
+            for group in re.findall(r"crate::\{([^}]*)\}", text):
+                used |= {n.strip().split("::")[0] for n in group.split(",")}
+            for m in (used & set(module_role)) - GENERATED:
+                edges.add((by_file[f], module_role[m], f"crate::{m}"))
+        return edges
+    declared: dict[str, str] = {}  # name -> role
+    for f, text in texts.items():
+        names = go_blocks(code_only(text)) if f.endswith(".go") else set()
+        for pattern in DECLARATIONS[pathlib.Path(f).suffix]:
+            names |= set(re.findall(pattern, code_only(text), flags=re.M))
+        for n in names - {"main", "init", "_"}:
+            declared.setdefault(n, by_file[f])
+    for f, text in texts.items():
+        code = code_only(text)
+        # A capitalised name (a type, an exported function or constant), or any name called: a lower-case
+        # name alone is as likely a parameter or local that shadows it.
+        words = set(re.findall(r"\b[A-Z]\w*\b", code)) | set(re.findall(r"\b([a-z_]\w*)\s*\(", code))
+        words |= set(re.findall(r"\.([a-z_]\w*)\s*\(", code))  # Kotlin extension calls: x.problems()
+        words -= set(re.findall(r"^import [\w.]*\.(\w+);", text, flags=re.M))  # Java: a class of that name imported
+        for n in words & set(declared):
+            if declared[n] != by_file[f]:
+                edges.add((by_file[f], declared[n], n))
+    return edges
+
+
+def test_every_service_depends_one_way():
+    """Every reference from one role's file to a name another role declares follows MAY_USE."""
+    bad = []
+    for name in SOURCES:
+        for role, used, via in sorted(role_edges(name)):
+            if used not in MAY_USE.get(role, set()):
+                bad.append(f"{name}: {role} uses {used} ({via})")
+    assert not bad, "\n".join(bad)
