@@ -76,24 +76,8 @@ public final class AppError extends RuntimeException {
         return new AppError(Status.INTERNAL_SERVER_ERROR_500, "Internal Server Error: unexpected error.");
     }
 
-    /** The spec's answer to a request the HTTP layer cannot accept. */
+    /** The spec's answer to a request the HTTP layer cannot accept (Helidon's own 400s, Handler). */
     public static AppError malformed() {
         return new AppError(Status.BAD_REQUEST_400, "Bad Request: malformed request.");
-    }
-
-    /** The spec's 431: a header section over 65536 bytes. */
-    public static AppError headersTooLarge() {
-        return new AppError(
-                Status.create(431, "Request Header Fields Too Large"),
-                "Request Header Fields Too Large: header section exceeds 65536 bytes.");
-    }
-
-    /**
-     * A request Helidon rejects before routing: an over-long request line is the 414; anything
-     * else it cannot parse (a 400, or a 500 for a request line with a tab in it) is the spec's
-     * malformed request. Fixed texts, never the request's content.
-     */
-    public static AppError rejected(Status status) {
-        return status.code() == Status.REQUEST_URI_TOO_LONG_414.code() ? uriTooLong() : malformed();
     }
 }

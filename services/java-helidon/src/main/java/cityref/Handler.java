@@ -10,21 +10,28 @@ import io.helidon.http.DirectHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
 import io.helidon.http.NotFoundException;
-import io.helidon.http.ServerResponseHeaders;
 import io.helidon.http.Status;
 import io.helidon.webserver.CloseConnectionException;
+import io.helidon.webserver.http.DirectHandlers;
+import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.RoutingRequest;
+import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** The routing: telemetry, the request-target guard, the four listed paths and the error contract. */
+/**
+ * The routing: {@code Connection: close}, telemetry, the request-target guard, the four listed paths,
+ * the error contract, and the direct handlers for what Helidon rejects before routing.
+ */
 public final class Handler {
     /** Longest request target (path and query as sent) answered normally. */
     public static final int MAX_REQUEST_TARGET = 8192;
@@ -46,21 +53,13 @@ public final class Handler {
     /** Registers everything on {@code routing}. */
     public static void routing(HttpRouting.Builder routing, CityLookup repository, Telemetry telemetry) {
         byte[] health = json(new Health(Health.StatusEnum.UP));
-        routing.addFilter(Wire.closeWhenAsked())
+        routing.addFilter(Handler::closeWhenAsked)
                 .addFilter(telemetry)
                 .addFilter((chain, req, res) -> {
                     // The request target as sent: 414 before anything else, then exact path matching
                     // (Helidon's router matches the decoded, normalised path: `//`, `.`, `;x=1`).
                     String target = Telemetry.target(req.prologue());
-                    if (Wire.malformed(target, req.headers())) {
-                        // The spec's malformed request that Helidon's parser lets through: answered and
-                        // the connection closed, so nothing after it is read as a request.
-                        AppError malformed = AppError.malformed(); // with its body, even for HEAD (spec)
-                        res.status(malformed.status())
-                                .header(HeaderNames.CONTENT_TYPE, JSON)
-                                .send(json(new Error(malformed.getMessage())));
-                        throw new CloseConnectionException("malformed request");
-                    } else if (target.length() > MAX_REQUEST_TARGET) {
+                    if (target.length() > MAX_REQUEST_TARGET) {
                         sendError(req, res, AppError.uriTooLong());
                     } else if (!LISTED_PATHS.contains(req.prologue().uriPath().rawPath())) {
                         sendError(req, res, AppError.noSuchResource());
@@ -135,38 +134,53 @@ public final class Handler {
     }
 
     /**
-     * Requests Helidon rejects before routing (a malformed request line or headers, a request line
-     * longer than the server's limit): the contract's JSON body, logged and counted like every request.
+     * The first filter: {@code Connection: close} (the token, in any case, also in a list) closes the
+     * connection once the response is sent. Helidon 4.4.0 answers such a request with
+     * {@code Connection: close} but then reads the next request on the same connection (only an
+     * exact {@code close} value is recognised at all); {@link CloseConnectionException} is its own way
+     * to end a connection from routing.
      */
-    static DirectHandler directHandler(Telemetry telemetry) {
-        return new DirectHandler() {
-            @Override
-            public TransportResponse handle(
-                    TransportRequest request,
-                    EventType eventType,
-                    Status defaultStatus,
-                    ServerResponseHeaders headers,
-                    String message) {
-                // Helidon reports an over-long header section as a 400 whose message is "Header size
-                // exceeded" (Http1HeadersParser; passed on because errorHandling includes it, Main).
-                return answer(
-                        request,
-                        "Header size exceeded".equals(message)
-                                ? AppError.headersTooLarge()
-                                : AppError.rejected(defaultStatus));
-            }
+    static void closeWhenAsked(FilterChain chain, RoutingRequest req, RoutingResponse res) {
+        boolean close = req.headers().values(HeaderNames.CONNECTION).stream()
+                .flatMap(value -> Arrays.stream(value.split(",")))
+                .anyMatch(token -> token.trim().equalsIgnoreCase("close"));
+        if (!close) {
+            chain.proceed();
+            return;
+        }
+        res.header(HeaderNames.CONNECTION, "close");
+        chain.proceed();
+        if (res.isSent()) {
+            throw new CloseConnectionException("the client asked for Connection: close");
+        }
+    }
 
-            private TransportResponse answer(TransportRequest request, AppError error) {
-                telemetry.observeRejected(
-                        request.method(), request.path(), error.status().code());
-                TransportResponse.Builder response =
-                        TransportResponse.builder().status(error.status()).header(HeaderNames.CONTENT_TYPE, JSON);
-                // A malformed request keeps its body whatever the method (it could not be read);
-                // the 431 is an ordinary answer, headers only for a HEAD (the spec).
-                boolean headOnly = error.status().code() == 431 && "HEAD".equals(request.method());
-                return (headOnly ? response : response.entity(json(new Error(error.getMessage())))).build();
+    /**
+     * Requests Helidon rejects before routing (its own parser and limits): its status, connection
+     * handling and default answer, except that a 400 and a 414 get the contract's JSON body (whatever
+     * the method: the request could not be read). Logged and counted like every request.
+     */
+    static DirectHandlers directHandlers(Telemetry telemetry) {
+        DirectHandler handler = (request, eventType, status, headers, message) -> {
+            telemetry.observeRejected(request.method(), request.path(), status.code());
+            AppError error = status.code() == Status.BAD_REQUEST_400.code()
+                    ? AppError.malformed()
+                    : status.code() == Status.REQUEST_URI_TOO_LONG_414.code() ? AppError.uriTooLong() : null;
+            if (error == null) {
+                return DirectHandler.defaultHandler().handle(request, eventType, status, headers, message);
             }
+            return DirectHandler.TransportResponse.builder()
+                    .status(status)
+                    .headers(headers)
+                    .header(HeaderNames.CONTENT_TYPE, JSON)
+                    .entity(json(new Error(error.getMessage())))
+                    .build();
         };
+        DirectHandlers.Builder handlers = DirectHandlers.builder();
+        for (DirectHandler.EventType type : DirectHandler.EventType.values()) {
+            handlers.addHandler(type, handler);
+        }
+        return handlers.build();
     }
 
     private static byte[] resource(String name) {

@@ -9,9 +9,14 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
 import io.helidon.webclient.http1.Http1Client;
 import io.helidon.webclient.http1.Http1ClientResponse;
+import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.testing.junit5.ServerTest;
 import io.helidon.webserver.testing.junit5.SetUpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -21,9 +26,11 @@ class HandlerTest {
     private static final AtomicInteger REGION_LOOKUPS = new AtomicInteger();
 
     private final Http1Client client;
+    private final int port;
 
-    HandlerTest(Http1Client client) {
+    HandlerTest(Http1Client client, WebServer server) {
         this.client = client;
+        this.port = server.port();
     }
 
     /** City 1 (region 1), city 2 with a missing region, city 3 malformed, city 4 unavailable backend. */
@@ -187,5 +194,31 @@ class HandlerTest {
                             + "http_response_status_code=\"200\",http_route=\"/health\",le=\"0.005\"}"),
                     text);
         }
+    }
+
+    /** Everything the server writes until it closes the connection (or 5 s pass). */
+    private String exchange(String request) throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(5000);
+            socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+            InputStream in = socket.getInputStream();
+            return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+        }
+    }
+
+    @Test
+    void connectionCloseEndsTheConnection() throws IOException {
+        String answer = exchange("GET /health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Close\r\n\r\n"
+                + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertTrue(answer.startsWith("HTTP/1.1 200 OK\r\n"), answer);
+        assertTrue(answer.contains("\r\nConnection: close\r\n"), answer);
+        assertEquals(1, answer.split("HTTP/1.1 ", -1).length - 1, answer); // the second request is never read
+    }
+
+    @Test
+    void helidonsBadRequestAsJson() throws IOException {
+        String answer = exchange("GET  /health HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertTrue(answer.startsWith("HTTP/1.1 400 Bad Request\r\n"), answer);
+        assertTrue(answer.endsWith("\r\n\r\n{\"message\":\"Bad Request: malformed request.\"}"), answer);
     }
 }
