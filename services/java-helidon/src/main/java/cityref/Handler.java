@@ -51,7 +51,7 @@ public final class Handler {
     private Handler() {}
 
     /** Registers everything on {@code routing}. */
-    public static void routing(HttpRouting.Builder routing, CityLookup repository, Telemetry telemetry) {
+    public static void routing(HttpRouting.Builder routing, Service service, Telemetry telemetry) {
         byte[] health = json(new Health(Health.StatusEnum.UP));
         routing.addFilter(Handler::closeWhenAsked)
                 .addFilter(telemetry)
@@ -64,6 +64,7 @@ public final class Handler {
                     } else if (!LISTED_PATHS.contains(req.prologue().uriPath().rawPath())) {
                         sendError(req, res, AppError.noSuchResource());
                     } else {
+                        Telemetry.matched(req, req.prologue().uriPath().rawPath());
                         chain.proceed();
                     }
                 })
@@ -75,7 +76,7 @@ public final class Handler {
                 });
         route(routing, "/city/v1/get", (req, res) -> {
             Query query = Query.parse(req.prologue().query().rawValue());
-            send(req, res, Status.OK_200, JSON, json(Service.getCity(repository, query)));
+            send(req, res, Status.OK_200, JSON, json(service.getCity(query)));
         });
         route(routing, "/health", (req, res) -> send(req, res, Status.OK_200, JSON, health));
         route(routing, "/api-docs", (req, res) -> send(req, res, Status.OK_200, JSON, OPENAPI_JSON));

@@ -112,9 +112,29 @@ public final class JsonLog extends Handler {
         Throwable thrown = record.getThrown();
         if (thrown != null) {
             out.append(",\"error\":");
-            quote(out, Repository.describe(thrown));
+            quote(out, describe(thrown));
         }
         return out.append("}\n").toString();
+    }
+
+    /** An exception and its causes, each text once. */
+    static String describe(Throwable e) {
+        StringBuilder out = new StringBuilder();
+        String last = null;
+        int n = 0;
+        for (Throwable t = e; t != null && n < 5; t = t.getCause() == t ? null : t.getCause(), n++) {
+            String text = t.getMessage() == null
+                    ? t.getClass().getSimpleName()
+                    : t.getClass().getSimpleName() + ": " + t.getMessage();
+            if (!text.equals(last)) {
+                if (!out.isEmpty()) {
+                    out.append(" <- ");
+                }
+                out.append(text);
+            }
+            last = text;
+        }
+        return out.toString();
     }
 
     private static String level(Level level) {

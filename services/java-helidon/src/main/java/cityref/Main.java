@@ -79,7 +79,7 @@ public final class Main {
         WebServer server = configure(WebServer.builder(), telemetry)
                 .host("0.0.0.0")
                 .port(config.port())
-                .routing(routing -> Handler.routing(routing, lookup, telemetry))
+                .routing(routing -> Handler.routing(routing, new Service(lookup), telemetry))
                 .build();
         phases.record("server", serverStart);
 
@@ -98,7 +98,7 @@ public final class Main {
                     "url",
                     config.redactedElasticsearchUrl(),
                     "error",
-                    Repository.describe(check.failure()));
+                    JsonLog.describe(check.failure()));
             System.exit(1);
             return;
         }

@@ -193,28 +193,8 @@ public final class Repository implements CityLookup, AutoCloseable {
                 Level.WARNING,
                 timedOut ? "Elasticsearch timed out: " + what : "Elasticsearch unavailable: " + what,
                 "error",
-                describe(e));
+                JsonLog.describe(e));
         return timedOut ? AppError.timeout() : AppError.unavailable();
-    }
-
-    /** An exception and its causes, each text once. */
-    static String describe(Throwable e) {
-        StringBuilder out = new StringBuilder();
-        String last = null;
-        int n = 0;
-        for (Throwable t = e; t != null && n < 5; t = t.getCause() == t ? null : t.getCause(), n++) {
-            String text = t.getMessage() == null
-                    ? t.getClass().getSimpleName()
-                    : t.getClass().getSimpleName() + ": " + t.getMessage();
-            if (!text.equals(last)) {
-                if (!out.isEmpty()) {
-                    out.append(" <- ");
-                }
-                out.append(text);
-            }
-            last = text;
-        }
-        return out.toString();
     }
 
     @Override

@@ -6,10 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /** The service: a city and its region, checked in the contract's order. No HTTP here. */
 final class Service {
-    private Service() {}
+    private final CityLookup repository;
+
+    Service(CityLookup repository) {
+        this.repository = repository;
+    }
 
     /** Looks the city and its region up and runs the contract's checks in the contract's order. */
-    static City getCity(CityLookup repository, Query query) {
+    City getCity(Query query) {
         long id = query.id();
         String language = query.language().getValue();
         ObjectNode city = repository.findCity(id, language);

@@ -5,6 +5,7 @@ import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
+import io.helidon.webserver.http.ServerRequest;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -30,6 +31,11 @@ public final class Telemetry implements Filter {
     /** Methods of RFC 9110 plus PATCH; any other is counted as {@code _OTHER}. */
     private static final Set<String> KNOWN_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH");
+
+    /** The longest request target logged (the spec: a 414's may be cut to its first 8192 bytes). */
+    private static final int MAX_LOGGED_TARGET = 8192;
+    /** The request context's key for the listed path a request matched (see {@link #matched}). */
+    private static final String ROUTE = "cityref.route";
 
     private static final double[] BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10};
     private static final Logger REQUEST_LOG = Logger.getLogger("cityref.request");
@@ -86,6 +92,14 @@ public final class Telemetry implements Filter {
         return target.toString();
     }
 
+    /**
+     * The transport's word that {@code req} matched the listed path {@code route}: its {@code http_route}
+     * label. A request without it (an unknown path, a 414) is counted with the empty route.
+     */
+    public static void matched(ServerRequest req, String route) {
+        req.context().register(ROUTE, route);
+    }
+
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
         long start = System.nanoTime();
@@ -95,7 +109,7 @@ public final class Telemetry implements Filter {
         AtomicBoolean observed = new AtomicBoolean();
         res.beforeSend(() -> {
             if (observed.compareAndSet(false, true)) {
-                observe(req.prologue(), res.status().code(), System.nanoTime() - start);
+                observe(req, res.status().code(), System.nanoTime() - start);
             }
         });
         try {
@@ -103,23 +117,25 @@ public final class Telemetry implements Filter {
         } finally {
             inFlight.decrementAndGet();
             if (observed.compareAndSet(false, true)) {
-                observe(req.prologue(), 500, System.nanoTime() - start);
+                observe(req, 500, System.nanoTime() - start);
             }
         }
     }
 
-    /** Logs and counts a request Helidon rejected before routing (method and target as far as it read them). */
+    /**
+     * Logs and counts a request Helidon rejected before routing (method and target as far as it read
+     * them; no route matched).
+     */
     public void observeRejected(String method, String target, int status) {
-        int query = target.indexOf('?');
-        observe(method, target, query < 0 ? target : target.substring(0, query), status, 0);
+        observe(method, target, "", status, 0);
     }
 
-    private void observe(HttpPrologue prologue, int status, long nanos) {
-        observe(prologue.method().text(), target(prologue), prologue.uriPath().rawPath(), status, nanos);
+    private void observe(ServerRequest req, int status, long nanos) {
+        String route = req.context().get(ROUTE, String.class).orElse("");
+        observe(req.prologue().method().text(), target(req.prologue()), route, status, nanos);
     }
 
-    private void observe(String method, String target, String path, int status, long nanos) {
-        String route = Handler.LISTED_PATHS.contains(path) && target.length() <= Handler.MAX_REQUEST_TARGET ? path : "";
+    private void observe(String method, String target, String route, int status, long nanos) {
         record(method, route, status, nanos);
         JsonLog.log(
                 REQUEST_LOG,
@@ -128,7 +144,7 @@ public final class Telemetry implements Filter {
                 "method",
                 method,
                 "path",
-                target.length() > Handler.MAX_REQUEST_TARGET ? target.substring(0, Handler.MAX_REQUEST_TARGET) : target,
+                target.length() > MAX_LOGGED_TARGET ? target.substring(0, MAX_LOGGED_TARGET) : target,
                 "status",
                 status,
                 "duration_ms",

@@ -67,7 +67,7 @@ class HandlerTest {
     @SetUpServer
     static void server(WebServerConfig.Builder server) {
         Telemetry telemetry = new Telemetry();
-        Main.configure(server, telemetry).routing(routing -> Handler.routing(routing, FAKE, telemetry));
+        Main.configure(server, telemetry).routing(routing -> Handler.routing(routing, new Service(FAKE), telemetry));
     }
 
     private static void assertResponse(Http1ClientResponse response, int status, String body) {
