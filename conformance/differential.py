@@ -525,10 +525,11 @@ def explained(name: str, classes, known: dict[str, dict[str, str]], used: set) -
 # ---------------------------------------------------------------- the protocol matrix
 
 
-def cell(o: Outcome) -> str:
+def cell(o: Outcome, asked_close: bool = False) -> str:
     """One outcome in a few characters: `app` (the application's own answer), `400 json` (a refusal
-    rendered as the contract's JSON), `400 text`, `400 empty`, `–` (no answer); ✕ = closed; the
-    pipelined request's fate after `+`."""
+    rendered as the contract's JSON), `400 text`, `400 empty`, `–` (no answer); ✕ = the server closed
+    the connection when the client had not asked it to (``asked_close``: `Connection: close`, or
+    HTTP/1.0 without keep-alive); the pipelined request's fate after `+`."""
     if not o.answers:
         text = "–" if o.note != "timeout" else "hang"
     else:
@@ -539,13 +540,16 @@ def cell(o: Outcome) -> str:
             text = f"{first.status} " + {"json": "json", "empty": "empty", "other": "text", "none": "–"}[first.kind]
         if len(o.answers) > 1:
             text += "+ok" if o.answers[1].status == 200 else f"+{o.answers[1].status}"
-    return text + (" ✕" if o.closed else "")
+    return text + (" ✕" if o.closed and not asked_close else "")
 
 
 def _top(cells: list[str]) -> str:
+    """The one outcome of every request, or the two most common with their shares."""
     counter = collections.Counter(cells)
-    (best, n), rest = counter.most_common(1)[0], len(counter) - 1
-    return best if n == len(cells) else f"{best} {n * 100 // len(cells)} %" + (" …" if rest else "")
+    if len(counter) == 1:
+        return cells[0]
+    text = "; ".join(f"{k} {v * 100 // len(cells)} %" for k, v in counter.most_common(2))
+    return text + ("; …" if len(counter) > 2 else "")
 
 
 def matrix_rows(cases, results, fixed: list[FixedResult], names: list[str], problems) -> list[tuple]:
@@ -556,15 +560,12 @@ def matrix_rows(cases, results, fixed: list[FixedResult], names: list[str], prob
         alone = [x for x in c.classes if x not in hostile.PIPELINED]
         if len(alone) <= 1:
             by_class[alone[0] if alone else ("pipelined" if c.pipelined else "plain")].append(c)
-    bad_classes: dict[str, set] = collections.defaultdict(set)
-    for name, classes in problems:
-        for cls in classes:
-            bad_classes[cls].add(name)
     rows = []
     for cls in sorted(by_class):
         cs = by_class[cls]
-        cells = [_top([cell(results[c.index][n]) for c in cs]) for n in names]
-        rows.append((cls, len(cs), bad_classes.get(cls, set()), cells))
+        cells = [_top([cell(results[c.index][n], c.expect_close) for c in cs]) for n in names]
+        bad = {n for c in cs for n in names if (n, c.index) in problems}
+        rows.append((cls, len(cs), bad, cells))
     fixed_by_class: dict[str, list[FixedResult]] = collections.defaultdict(list)
     for r in fixed:
         fixed_by_class[r.case["class"]].append(r)
@@ -574,8 +575,8 @@ def matrix_rows(cases, results, fixed: list[FixedResult], names: list[str], prob
         cells = []
         for n in names:
             mine = [r for r in rs if r.target == n]
-            bad = [r for r in mine if r.problem]
-            cells.append(f"✗ {len(bad)}/{len(mine)}" if bad else f"✓ {len(mine)}/{len(mine)}")
+            passed = len([r for r in mine if not r.problem])
+            cells.append(f"{'✓' if passed == len(mine) else '✗'} {passed}/{len(mine)} pass")
         rows.append((f"{cls} (fixed: {len(ids)})", len(ids), {r.target for r in rs if r.problem}, cells))
     return rows
 
@@ -606,13 +607,13 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
     used: set = set()
     safety: dict[tuple, list[int]] = collections.defaultdict(list)
     app: dict[tuple, list[int]] = collections.defaultdict(list)
-    problems: list[tuple[str, tuple]] = []  # (implementation, classes) of every safety problem, excused or not
+    problems: set[tuple[str, int]] = set()  # (implementation, case index) of every safety problem, excused or not
     for c in cases:
         res = results[c.index]
         for n in names:
             why = generated_problem(c, res[n])
             if why:
-                problems.append((n, c.classes))
+                problems.add((n, c.index))
                 if not explained(n, c.classes, known, used):
                     safety[(n, c.label, why)].append(c.index)
         if not hostile.well_formed(c):
@@ -626,10 +627,8 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
                 app[(n, c.label, firsts[n].short(), "the contract's JSON")].append(c.index)
     fixed_failures = []
     for r in fixed:
-        if r.problem:
-            problems.append((r.target, (r.case["class"],)))
-            if not explained(r.target, (r.case["class"],), known, used):
-                fixed_failures.append(f"{r.target}: {r.case['id']} [{r.case['class']}]: {r.problem}")
+        if r.problem and not explained(r.target, (r.case["class"],), known, used):
+            fixed_failures.append(f"{r.target}: {r.case['id']} [{r.case['class']}]: {r.problem}")
     sent = collections.Counter(cls for c in cases for cls in c.classes)
     sent.update(r.case["class"] for r in fixed if r.target == names[0])
     stale = [

@@ -77,7 +77,7 @@ MAY_USE = {
     "service": {"repository", "query"} | LEAVES,
     "repository": LEAVES,
     "query": LEAVES,
-    **{leaf: LEAVES for leaf in LEAVES},
+    **dict.fromkeys(LEAVES, LEAVES),
 }
 DECLARATIONS = {  # top-level names a file declares that other files of the same package can use
     ".go": [
