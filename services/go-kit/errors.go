@@ -32,14 +32,11 @@ func (e *AppError) Body() models.Error { return models.Error{Message: e.Message}
 
 // The contract's status/message table (spec/openapi.yaml, "Wire format").
 var (
-	errNoSuchResource       = &AppError{http.StatusNotFound, "Not Found: no such resource."}
-	errMethodNotAllowed     = &AppError{http.StatusMethodNotAllowed, "Method Not Allowed: use GET."}
-	errURITooLong           = &AppError{http.StatusRequestURITooLong, "URI Too Long: request target exceeds 8192 bytes."}
-	errMalformed            = &AppError{http.StatusBadRequest, "Bad Request: malformed request."}
-	errHeaderFieldsTooLarge = &AppError{http.StatusRequestHeaderFieldsTooLarge,
-		"Request Header Fields Too Large: header section exceeds 65536 bytes."}
-	errUnavailable = &AppError{http.StatusServiceUnavailable, "Service Unavailable: search backend unavailable."}
-	errTimeout     = &AppError{http.StatusGatewayTimeout, "Gateway Timeout: search backend timed out."}
+	errNoSuchResource   = &AppError{http.StatusNotFound, "Not Found: no such resource."}
+	errMethodNotAllowed = &AppError{http.StatusMethodNotAllowed, "Method Not Allowed: use GET."}
+	errURITooLong       = &AppError{http.StatusRequestURITooLong, "URI Too Long: request target exceeds 8192 bytes."}
+	errUnavailable      = &AppError{http.StatusServiceUnavailable, "Service Unavailable: search backend unavailable."}
+	errTimeout          = &AppError{http.StatusGatewayTimeout, "Gateway Timeout: search backend timed out."}
 )
 
 // errBadRequest: every parameter problem, id first, joined by "; ".

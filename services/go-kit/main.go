@@ -6,7 +6,6 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	stdlog "log"
 	"net"
 	"net/http"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -100,16 +98,8 @@ func run() int {
 	level.Info(logger).Log("msg", "Elasticsearch at "+esURL+" is reachable", "url", esURL)
 
 	endpoints := MakeEndpoints(NewService(repository), apiDocs, prometheus.DefaultGatherer)
-	wire := NewWire() // the contract's HTTP layer on every connection (wire.go)
-	handler := Instrument(wire.Middleware(NewHTTPHandler(endpoints, logger)), logger,
-		NewRequestDuration(prometheus.DefaultRegisterer))
-	server := &http.Server{
-		Handler:                      handler,
-		DisableGeneralOptionsHandler: true, // "OPTIONS *" reaches the router (a JSON 404)
-		ReadHeaderTimeout:            10 * time.Second,
-		IdleTimeout:                  60 * time.Second,
-		ErrorLog:                     stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0),
-	}
+	handler := Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(prometheus.DefaultRegisterer))
+	server := NewHTTPServer(handler, logger)
 
 	listener, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port)) // all interfaces
 	if err != nil {
@@ -117,7 +107,7 @@ func run() int {
 		return 1
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- server.Serve(wire.Listen(listener)) }()
+	go func() { serveErr <- server.Serve(listener) }()
 	level.Info(logger).Log("msg", "listening on port "+strconv.Itoa(cfg.Port), "port", cfg.Port)
 
 	select {

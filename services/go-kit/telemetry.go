@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-kit/kit/metrics"
@@ -51,6 +52,10 @@ func NewRequestDuration(registerer prometheus.Registerer) metrics.Histogram {
 	return kitprometheus.NewHistogram(histogram)
 }
 
+// maxLoggedPath: the logged path is cut to its first 8192 bytes (a 414's target, as the contract
+// allows).
+const maxLoggedPath = 8192
+
 // Instrument is the outermost HTTP middleware: every request, whatever answered it (endpoint,
 // 404, 405, 414), is observed in the histogram and logged once at info.
 func Instrument(next http.Handler, logger log.Logger, duration metrics.Histogram) http.Handler {
@@ -62,16 +67,30 @@ func Instrument(next http.Handler, logger log.Logger, duration metrics.Histogram
 		status := recorder.statusCode()
 		duration.With(
 			"http_request_method", methodLabel(r.Method),
-			"http_route", routeOf(r),
+			"http_route", routeLabel(r.Pattern),
 			"http_response_status_code", strconv.Itoa(status),
 		).Observe(elapsed.Seconds())
 		path := r.RequestURI
-		if len(path) > maxRequestTarget {
-			path = path[:maxRequestTarget] // a 414's target is cut, as the contract allows
+		if len(path) > maxLoggedPath {
+			path = path[:maxLoggedPath]
 		}
 		level.Info(logger).Log("msg", "request", "method", r.Method, "path", path, "status", status,
 			"duration_ms", float64(elapsed)/float64(time.Millisecond))
 	})
+}
+
+// routeLabel is OpenTelemetry's http.route: the path of the ServeMux pattern that matched
+// (Request.Pattern, set by the mux on the request it was handed), without its method. A pattern
+// ending in "/" matches a whole subtree of paths, none of them listed: no route, like a request
+// answered before the mux (Pattern empty).
+func routeLabel(pattern string) string {
+	if _, path, hasMethod := strings.Cut(pattern, " "); hasMethod {
+		pattern = path
+	}
+	if strings.HasSuffix(pattern, "/") {
+		return ""
+	}
+	return pattern
 }
 
 // methodLabel is the method as OpenTelemetry labels it: RFC 9110's methods and PATCH, else _OTHER.

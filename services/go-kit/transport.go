@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	stdlog "log"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-kit/kit/transport"
 	httptransport "github.com/go-kit/kit/transport/http"
@@ -27,61 +30,107 @@ const (
 const maxRequestTarget = 8192
 
 // NewHTTPHandler puts the endpoints on HTTP: one go-kit httptransport.Server per listed path
-// (decoder → endpoint → encoder, errors through encodeError), behind a router that matches
-// the raw path exactly. net/http's ServeMux is not used: it cleans paths ("//", "/./") and
-// redirects ("/city/v1/get/" → 301), where the contract wants a 404.
+// (decoder → endpoint → encoder, errors through encodeError), mounted on net/http's ServeMux
+// with Go 1.22 method patterns, as go-kit's addsvc example mounts its servers on a ServeMux.
+// ServeMux's own 404 and 405 are plain text, so each listed path also has a catch-all pattern
+// (any other method: 405) and "/" takes every other path (404), both through encodeError.
+// In front of the mux: the contract's checks that come before routing.
 func NewHTTPHandler(endpoints Endpoints, logger log.Logger) http.Handler {
 	options := []httptransport.ServerOption{
 		httptransport.ServerErrorEncoder(encodeError),
 		httptransport.ServerErrorHandler(transport.NewLogErrorHandler(level.Debug(logger))),
 	}
-	return router{
+	mux := http.NewServeMux()
+	for route, server := range map[string]http.Handler{
 		routeCity:    httptransport.NewServer(endpoints.GetCity, decodeGetCityRequest, encodeJSONResponse, options...),
 		routeHealth:  httptransport.NewServer(endpoints.Health, httptransport.NopRequestDecoder, encodeJSONResponse, options...),
 		routeAPIDocs: httptransport.NewServer(endpoints.APIDocs, httptransport.NopRequestDecoder, encodeRawResponse, options...),
 		routeMetrics: httptransport.NewServer(endpoints.Metrics, httptransport.NopRequestDecoder, encodeRawResponse, options...),
+	} {
+		mux.Handle("GET "+route, server)                     // a GET pattern matches HEAD too
+		mux.Handle(route, errorHandler(errMethodNotAllowed)) // every other method, also "get" and "FOO"
+	}
+	mux.Handle("/", errorHandler(errNoSuchResource)) // every other path, whatever the method
+	return closeHTTP10(limitTarget(exactPaths(mux)))
+}
+
+// NewHTTPServer is net/http's server for handler; only the settings below differ from its
+// defaults.
+func NewHTTPServer(handler http.Handler, logger log.Logger) *http.Server {
+	return &http.Server{
+		Handler: handler,
+		// The request line and header section together may take 65536 bytes (net/http adds 4096
+		// of slack); past that net/http answers 431 itself and closes. The default is 1 MiB.
+		MaxHeaderBytes: 65536,
+		// "OPTIONS *" reaches the handler (a JSON 404) instead of getting net/http's own 200.
+		DisableGeneralOptionsHandler: true,
+		// A request head must arrive within 10 s; by default a client sending it a byte at a
+		// time holds a connection and its goroutine for as long as it likes.
+		ReadHeaderTimeout: 10 * time.Second,
+		// A kept-alive connection waits at most 60 s for its next request (by default, with no
+		// ReadTimeout, for ever).
+		IdleTimeout: 60 * time.Second,
+		// net/http's own messages (a panic, a TLS handshake error) as JSON lines.
+		ErrorLog: stdlog.New(log.NewStdlibAdapter(level.Error(logger)), "", 0),
 	}
 }
 
-// router: a request target over 8192 bytes is 414 before anything else; a listed path takes
-// GET and HEAD (net/http drops the body of a HEAD answer and keeps its headers), any other
-// method is 405; any other path is 404, whatever the method.
-type router map[string]http.Handler
-
-func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	if len(r.RequestURI) > maxRequestTarget {
-		encodeError(ctx, errURITooLong, w)
-		return
-	}
-	handler, listed := rt[rawPath(r)]
-	switch {
-	case !listed:
-		encodeError(ctx, errNoSuchResource, w)
-	case r.Method != http.MethodGet && r.Method != http.MethodHead:
-		encodeError(ctx, errMethodNotAllowed, w)
-	default:
-		handler.ServeHTTP(w, r)
-	}
+// errorHandler answers every request with err, through the servers' error encoder.
+func errorHandler(err error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		encodeError(r.Context(), err, w)
+	})
 }
 
-// rawPath is the path as sent on the request line, not decoded (r.URL.Path would turn
-// "/h%65alth" into "/health").
-func rawPath(r *http.Request) string {
-	if strings.HasPrefix(r.RequestURI, "/") {
-		path, _, _ := strings.Cut(r.RequestURI, "?")
-		return path
-	}
-	return r.URL.EscapedPath() // absolute-form ("GET http://host/path") or "*"
+// limitTarget: a request target (r.RequestURI: path and query as sent) over 8192 bytes is 414,
+// before anything else.
+func limitTarget(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.RequestURI) > maxRequestTarget {
+			encodeError(r.Context(), errURITooLong, w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
-// routeOf is the http_route metric label: the listed path the request matched, else "".
-func routeOf(r *http.Request) string {
-	switch path := rawPath(r); path {
-	case routeCity, routeHealth, routeAPIDocs, routeMetrics:
-		return path
+// exactPaths: ServeMux matches the path cleaned and percent-decoded (it redirects "//x", "/./x"
+// and "/a/../x" to the clean path, and "/h%65alth" matches "GET /health"), while the contract
+// matches the path exactly as sent. No listed path has an escape or an empty or dot segment, so
+// a path with one is unknown: 404 before the mux sees it. So is a target that is no path at all
+// ("OPTIONS *", which net/http answers itself unless DisableGeneralOptionsHandler).
+func exactPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath() // what ServeMux matches
+		if !strings.HasPrefix(p, "/") || strings.Contains(p, "%") || cleanPath(p) != p {
+			encodeError(r.Context(), errNoSuchResource, w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is the path ServeMux would redirect to: path.Clean, keeping a trailing slash.
+func cleanPath(p string) string {
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
 	}
-	return ""
+	return clean
+}
+
+// closeHTTP10 closes every HTTP/1.0 connection after its answer. net/http ignores
+// Transfer-Encoding on an HTTP/1.0 request (transferReader.parseTransferEncoding in
+// net/http/transfer.go), so a chunked body counts as no body; on a connection the client keeps
+// alive ("Connection: keep-alive"), net/http would then read that body as the next request.
+// "Connection: close" on the answer makes net/http close the connection once it is sent.
+func closeHTTP10(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !r.ProtoAtLeast(1, 1) {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // decodeGetCityRequest parses the raw query (see parseCityQuery); problems are a 400.
@@ -105,7 +154,8 @@ func encodeRawResponse(_ context.Context, w http.ResponseWriter, response interf
 	return nil
 }
 
-// encodeError is the error encoder of every server and of the router: an *AppError's status,
+// encodeError is the error encoder of every server, of the mux's catch-alls and of the checks
+// in front of it: an *AppError's status,
 // headers (Allow for 405) and {"message":...}. Any other error (none is expected) is a 500.
 func encodeError(_ context.Context, err error, w http.ResponseWriter) {
 	var appErr *AppError

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,11 +36,8 @@ func testServer(t *testing.T, logs io.Writer) *httptest.Server {
 	registry := prometheus.NewRegistry()
 	logger := NewLogger(logs)
 	endpoints := MakeEndpoints(NewService(repository), apiDocs, registry)
-	wire := NewWire()
-	server := httptest.NewUnstartedServer(Instrument(wire.Middleware(NewHTTPHandler(endpoints, logger)), logger,
-		NewRequestDuration(registry)))
-	server.Config.DisableGeneralOptionsHandler = true
-	server.Listener = wire.Listen(server.Listener)
+	server := httptest.NewUnstartedServer(nil)
+	server.Config = NewHTTPServer(Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(registry)), logger)
 	server.Start()
 	t.Cleanup(server.Close)
 	return server
@@ -164,8 +162,8 @@ func TestLongRequestTargetsAre414BeforeAnythingElse(t *testing.T) {
 		method, target string
 	}{
 		{"GET", pad("/city/v1/get?id=1&language=en&pad=", 8193)},
-		{"GET", pad("/city/v1/get?id=1&language=en&pad=", 64*1024)},
-		{"GET", pad("/health?pad=", 1000*1024)}, // below net/http's MaxHeaderBytes (1 MiB)
+		{"GET", pad("/city/v1/get?id=1&language=en&pad=", 32*1024)},
+		{"GET", pad("/health?pad=", 64*1024)}, // within MaxHeaderBytes (65536) and net/http's 4096 bytes of slack
 		{"GET", pad("/nope?pad=", 8193)},
 		{"GET", pad("/", 8193)},
 		{"GET", pad("/city/v1/get?id=0&id=x&pad=", 8193)},
@@ -180,6 +178,59 @@ func TestLongRequestTargetsAre414BeforeAnythingElse(t *testing.T) {
 		if got.status != 414 || got.headers.Get("Content-Type") != "application/json" || got.body != want ||
 			got.headers.Get("Content-Length") != strconv.Itoa(len(tooLongBody)) {
 			t.Errorf("%s %d bytes: %d %v %q", tt.method, len(tt.target), got.status, got.headers, got.body)
+		}
+	}
+}
+
+// exchange writes raw bytes on one connection and returns everything the server sends until it
+// closes the connection (or 5 s pass).
+func exchange(t *testing.T, server *httptest.Server, raw string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", server.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("%.60q: %v after %q", raw, err, got)
+	}
+	return string(got)
+}
+
+// A head over MaxHeaderBytes (+ net/http's 4096 bytes of slack) is net/http's own plain-text
+// 431, and the connection is closed.
+func TestHeadsOverTheLimitAreNetHTTPs431(t *testing.T) {
+	server := testServer(t, io.Discard)
+	for _, raw := range []string{
+		"GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", 70*1024) + "\r\n\r\n",
+		"GET /health?pad=" + strings.Repeat("p", 70*1024) + " HTTP/1.1\r\nHost: x\r\n\r\n",
+	} {
+		if got := exchange(t, server, raw); !strings.HasPrefix(got, "HTTP/1.1 431 Request Header Fields Too Large\r\n") {
+			t.Errorf("%d bytes: %.200q", len(raw), got)
+		}
+	}
+}
+
+// net/http ignores Transfer-Encoding on HTTP/1.0, so a chunked body on a kept-alive HTTP/1.0
+// connection would be read as the next request: every HTTP/1.0 connection is closed after its
+// answer instead, and what follows is never answered.
+func TestHTTP10ConnectionsCloseAfterTheirAnswer(t *testing.T) {
+	server := testServer(t, io.Discard)
+	smuggled := "GET /smuggled HTTP/1.0\r\n\r\n"
+	for _, raw := range []string{
+		"GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /health HTTP/1.0\r\n\r\n",
+		"GET /health HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(smuggled), smuggled),
+	} {
+		got := exchange(t, server, raw)
+		if strings.Count(got, "HTTP/1.") != 1 || !strings.HasPrefix(got, "HTTP/1.0 200 OK\r\n") ||
+			!strings.Contains(got, "\r\nConnection: close\r\n") || !strings.HasSuffix(got, `{"status":"UP"}`) {
+			t.Errorf("%.80q: %q", raw, got)
 		}
 	}
 }
