@@ -17,10 +17,6 @@ pub enum AppError {
     NoSuchResource,
     MethodNotAllowed,
     UriTooLong,
-    /// A request the HTTP layer cannot accept (`target_limit` rejected its bytes).
-    MalformedRequest,
-    /// A header section over 65536 bytes (`target_limit` stopped reading it).
-    HeaderFieldsTooLarge,
     CityMalformed(i64),
     CityNameMissing {
         city_id: i64,
@@ -48,10 +44,6 @@ impl fmt::Display for AppError {
             AppError::NoSuchResource => f.write_str("Not Found: no such resource."),
             AppError::MethodNotAllowed => f.write_str("Method Not Allowed: use GET."),
             AppError::UriTooLong => f.write_str("URI Too Long: request target exceeds 8192 bytes."),
-            AppError::MalformedRequest => f.write_str("Bad Request: malformed request."),
-            AppError::HeaderFieldsTooLarge => {
-                f.write_str("Request Header Fields Too Large: header section exceeds 65536 bytes.")
-            }
             AppError::CityMalformed(id) => write!(f, "Internal Server Error: City#{id} is malformed."),
             AppError::CityNameMissing { city_id, language } => {
                 write!(f, "Internal Server Error: City#{city_id} has no name in '{language}'.")
@@ -77,11 +69,10 @@ impl fmt::Display for AppError {
 impl ResponseError for AppError {
     fn status_code(&self) -> StatusCode {
         match self {
-            AppError::BadRequest(_) | AppError::MalformedRequest => StatusCode::BAD_REQUEST,
+            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::CityNotFound(_) | AppError::NoSuchResource => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::UriTooLong => StatusCode::URI_TOO_LONG,
-            AppError::HeaderFieldsTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             AppError::CityMalformed(_)
             | AppError::CityNameMissing { .. }
             | AppError::RegionNotFound { .. }
@@ -118,12 +109,6 @@ mod tests {
         (status, content_type, allow, String::from_utf8(body.to_vec()).unwrap())
     }
 
-    #[test]
-    fn the_414_message_names_the_limit_the_wire_enforces() {
-        let limit = crate::wire::MAX_REQUEST_TARGET.to_string();
-        assert!(AppError::UriTooLong.to_string().contains(&format!(" {limit} bytes")));
-    }
-
     #[actix_web::test]
     async fn bodies_are_exact() {
         use AppError::*;
@@ -140,16 +125,6 @@ mod tests {
                 UriTooLong,
                 414,
                 r#"{"message":"URI Too Long: request target exceeds 8192 bytes."}"#,
-            ),
-            (
-                MalformedRequest,
-                400,
-                r#"{"message":"Bad Request: malformed request."}"#,
-            ),
-            (
-                HeaderFieldsTooLarge,
-                431,
-                r#"{"message":"Request Header Fields Too Large: header section exceeds 65536 bytes."}"#,
             ),
             (
                 CityMalformed(12),

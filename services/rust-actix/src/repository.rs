@@ -28,6 +28,15 @@ const REGION_FIELDS: &[&str] = &["name.cs", "name.de", "name.en", "name.pl", "na
 /// A document's `_source`: a JSON object with GoOut's flat dotted keys (`"name.en"`).
 pub type Source = Value;
 
+/// The lookups the service depends on (implemented by [`Repository`]; a fake in the service's
+/// tests). `Ok(None)` is a plain not-found; an error is the backend's (503, 504).
+pub trait Lookup {
+    /// The city's stored fields, with its name in `language` if it has one.
+    async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError>;
+    /// The region's stored names.
+    async fn find_region(&self, id: i64) -> Result<Option<Arc<Source>>, AppError>;
+}
+
 /// Regions that were found, for the life of the process, shared by all workers.
 /// Misses and failures are never cached.
 #[derive(Clone, Default)]
@@ -127,22 +136,6 @@ impl Repository {
         }
     }
 
-    /// The city's scalar fields and its name in `language`; never `geometry` or `population`.
-    pub async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError> {
-        let name = format!("name.{language}");
-        let fields = ["id", "countryIso", "isFeatured", "regionId", name.as_str()];
-        self.get_source(CITY_ALIAS, id, &fields).await
-    }
-
-    /// The region's names, from the cache or else from Elasticsearch.
-    pub async fn find_region(&self, id: i64) -> Result<Option<Arc<Source>>, AppError> {
-        if let Some(region) = self.shared.regions.get(id) {
-            return Ok(Some(region));
-        }
-        let region = self.get_source(REGION_ALIAS, id, REGION_FIELDS).await?;
-        Ok(region.map(|region| self.shared.regions.insert(id, region)))
-    }
-
     /// GET `/<alias>/_doc/<id>?_source_includes=<fields>`: the `_source` of a found document,
     /// `None` for a plain not-found, an error for anything else. The whole of it, the wait for
     /// a permit included, must finish within the timeout.
@@ -191,6 +184,24 @@ impl Repository {
                 Err(AppError::Unavailable)
             }
         }
+    }
+}
+
+impl Lookup for Repository {
+    /// The city's scalar fields and its name in `language`; never `geometry` or `population`.
+    async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError> {
+        let name = format!("name.{language}");
+        let fields = ["id", "countryIso", "isFeatured", "regionId", name.as_str()];
+        self.get_source(CITY_ALIAS, id, &fields).await
+    }
+
+    /// The region's names, from the cache or else from Elasticsearch.
+    async fn find_region(&self, id: i64) -> Result<Option<Arc<Source>>, AppError> {
+        if let Some(region) = self.shared.regions.get(id) {
+            return Ok(Some(region));
+        }
+        let region = self.get_source(REGION_ALIAS, id, REGION_FIELDS).await?;
+        Ok(region.map(|region| self.shared.regions.insert(id, region)))
     }
 }
 

@@ -14,9 +14,8 @@ use serde::Serialize;
 
 use crate::errors::AppError;
 use crate::models::{Health, HealthStatus};
-use crate::repository::Repository;
-use crate::wire::{MAX_REQUEST_TARGET, Verdict};
-use crate::{query, service, telemetry, wire};
+use crate::service::Service;
+use crate::{query, telemetry};
 
 const CITY: &str = "/city/v1/get";
 const HEALTH: &str = "/health";
@@ -26,13 +25,16 @@ const METRICS: &str = "/metrics";
 /// The contract's paths; each is its own route template (`http_route`).
 pub const ROUTES: [&str; 4] = [CITY, HEALTH, API_DOCS, METRICS];
 
+/// Longest request target (path and query as sent) answered normally; longer ones are 414.
+pub const MAX_REQUEST_TARGET: usize = 8192;
+
 /// The contract, served byte for byte.
 static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/openapi.json"));
 
 /// `GET /city/v1/get?id=<id>&language=<language>`
-pub async fn get_city(req: HttpRequest, repository: web::Data<Repository>) -> Result<HttpResponse, AppError> {
+pub async fn get_city(req: HttpRequest, service: web::Data<Service>) -> Result<HttpResponse, AppError> {
     let query = query::parse_query(req.query_string())?;
-    let city = service::get_city(&repository, query).await?;
+    let city = service.get_city(query).await?;
     Ok(json(HttpResponse::Ok(), &city))
 }
 
@@ -60,26 +62,17 @@ pub async fn method_not_allowed() -> Result<HttpResponse, AppError> {
     Err(AppError::MethodNotAllowed)
 }
 
-/// Middleware: a request target over 8192 bytes is answered 414 before routing. Requests whose
-/// bytes [`wire`] judged on the wire arrive replaced or marked: targets too long for
-/// actix-http itself (414), malformed requests (400) and header sections over 65536 bytes (431),
-/// the last two with `Connection: close`.
+/// Middleware: a request target over [`MAX_REQUEST_TARGET`] bytes is answered 414 before
+/// routing. (Targets over 65534 bytes never get here: actix-http refuses them itself.)
 pub async fn limit_request_target(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody, BoxBody>>, actix_web::Error> {
-    let refusal = match wire::verdict(req.headers()) {
-        Some(Verdict::TargetTooLong) => Some(AppError::UriTooLong),
-        Some(Verdict::Malformed) => Some(AppError::MalformedRequest),
-        Some(Verdict::HeadTooLarge) => Some(AppError::HeaderFieldsTooLarge),
-        // percent-encoded by the wrapper: as sent, the target was within the limit
-        Some(Verdict::TargetFits) => None,
-        None => (request_target_len(req.uri()) > MAX_REQUEST_TARGET).then_some(AppError::UriTooLong),
-    };
-    match refusal {
-        Some(error) => Ok(req.into_response(error.error_response()).map_into_right_body()),
-        None => Ok(next.call(req).await?.map_into_left_body()),
+    if request_target_len(req.uri()) > MAX_REQUEST_TARGET {
+        let response = AppError::UriTooLong.error_response();
+        return Ok(req.into_response(response).map_into_right_body());
     }
+    Ok(next.call(req).await?.map_into_left_body())
 }
 
 /// Length of the request target as it was on the request line.
@@ -98,7 +91,7 @@ pub fn json<T: Serialize>(mut response: HttpResponseBuilder, value: &T) -> HttpR
 
 /// The application: routes, then (outermost first) telemetry and the request-target limit.
 pub fn app(
-    repository: Repository,
+    service: Service,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -109,7 +102,7 @@ pub fn app(
     >,
 > {
     App::new()
-        .app_data(web::Data::new(repository))
+        .app_data(web::Data::new(service))
         .configure(routes)
         .wrap(from_fn(limit_request_target))
         .wrap(from_fn(observe))
