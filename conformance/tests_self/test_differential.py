@@ -52,6 +52,7 @@ SAFETY_CLASSES = {
     "header:websocket-keys",
     "version:http/1.0",
     "connection:close",
+    "connection:close-pipelined",
     "size:served",
     "size:refused",
     "resource:method-token",
