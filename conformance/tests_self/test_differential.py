@@ -299,3 +299,19 @@ def test_a_close_after_the_linger_is_checked_again_and_a_connection_kept_open_st
     assert differential.recheck_slow_closes([slow, stays], [case], results, timeout=2) == 2
     assert differential.generated_problem(case, results[0]["slow"]) is None  # closed within the longer wait
     assert differential.generated_problem(case, results[0]["stays"]) == "Connection: close not honoured"
+
+
+def test_a_refused_head_may_carry_a_body_delimited_by_the_close():
+    answer = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n400 Bad Request"
+    addr, t = serve_once(answer, True)
+    o = differential.exchange(addr, b"HEAD / HTTP/1.1\n\n" + hostile.FOLLOW_UP, ["HEAD", "GET"], timeout=2, linger=0.2)
+    assert o.answers == (Answer(400, "text/plain", b"400 Bad Request", ""),) and o.closed and not o.note
+    t.join(2)
+
+
+def test_505_is_native_for_other_versions_and_a_defect_for_http_1_0():
+    other = hostile.Case(0, ("version:other",), b"GET / HTTP/2.0\r\n\r\n", "GET")
+    http10 = hostile.Case(1, ("version:http/1.0",), b"GET / HTTP/1.0\r\n\r\n", "GET")
+    refused = Outcome((Answer(505, "text/plain", b"", ""),), True)
+    assert differential.generated_problem(other, refused) is None
+    assert "505" in differential.generated_problem(http10, refused)
