@@ -33,7 +33,7 @@ sealed class AppError(
         private fun readResolve(): Any = UriTooLong
     }
 
-    /** A request the HTTP layer cannot accept ([Wire] replaced it). */
+    /** A request Netty's decoder could not read (NettyCodecErrors, Main.kt). */
     object Malformed : AppError(HttpStatusCode.BadRequest, "Bad Request: malformed request.") {
         private fun readResolve(): Any = Malformed
     }

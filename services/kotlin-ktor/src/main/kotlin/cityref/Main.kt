@@ -24,11 +24,11 @@ private const val SHUTDOWN_GRACE_MS = 200L
 private const val SHUTDOWN_TIMEOUT_MS = 3_000L
 
 /**
- * Netty's own limits, above what [Wire] lets through (targets cut to 8192 bytes, header sections
- * up to 65536 bytes), so that Netty never answers by itself.
+ * Netty's decoder limits (defaults 4096 and 8192): a request line and a header section of up to
+ * 64 KiB each are read, so that targets up to that length reach the application's JSON 414.
  */
-private const val MAX_INITIAL_LINE = 16 * 1024
-private const val MAX_HEADER_SIZE = 2 * WireScanner.MAX_HEADER_SECTION
+private const val MAX_INITIAL_LINE = 65536
+private const val MAX_HEADER_SIZE = 65536
 
 fun main(args: Array<String>) {
     if (args.contentEquals(arrayOf("healthcheck"))) exitProcess(HealthCheck.run())
@@ -81,8 +81,9 @@ private fun run(phases: StartupPhases) {
             maxInitialLineLength = MAX_INITIAL_LINE
             maxHeaderSize = MAX_HEADER_SIZE
             configureBootstrap = { handler(ListenerCapture(listeners)) }
-            // The contract's HTTP layer, before Netty's decoder reads a byte (Wire.kt).
-            channelPipelineConfig = { addFirst("wire", Wire()) }
+            // The contract's JSON for requests Netty's decoder cannot read, right after Ktor's
+            // `codec` handler (CodecErrors, Handler.kt).
+            channelPipelineConfig = { addAfter("codec", "codec-errors", CodecErrors(metrics)) }
             // Calls run on the worker event loop that read them, not on a separate call group: one
             // thread hop less per request (Ktor's `shareWorkGroup`; README.md, profile).
             shareWorkGroup = true

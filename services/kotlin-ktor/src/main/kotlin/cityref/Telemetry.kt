@@ -4,7 +4,6 @@ import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.createApplicationPlugin
 import io.ktor.server.application.hooks.ResponseBodyReadyForSend
 import io.ktor.server.application.hooks.ResponseSent
-import io.ktor.server.request.httpMethod
 import io.ktor.server.request.uri
 import io.ktor.util.AttributeKey
 import io.micrometer.core.instrument.Timer
@@ -65,6 +64,8 @@ class Metrics {
 }
 
 private val START = AttributeKey<Long>("cityref.start")
+private val RECORDED = AttributeKey<Unit>("cityref.recorded")
+private val SENT = AttributeKey<Unit>("cityref.sent")
 private val requestLog = LoggerFactory.getLogger("cityref.request")
 
 /** The raw request target's path, as sent (no decoding, no normalisation). */
@@ -93,21 +94,35 @@ val RequestTelemetry =
             call.attributes.put(START, System.nanoTime())
         }
         on(ResponseBodyReadyForSend) { call, content ->
+            // Once per call, here and below: StatusPages answers Ktor's own 404, 405 and 400 with a
+            // second response, inside the first one's send.
+            if (call.attributes.contains(RECORDED)) return@on
+            call.attributes.put(RECORDED, Unit)
             val status = content.status?.value ?: call.response.status()?.value ?: 0
             val path = call.rawPath
             val route = if (path in LISTED_PATHS && call.request.uri.length <= MAX_REQUEST_TARGET) path else ""
-            metrics.record(call.request.httpMethod.value, route, status, call.elapsedNanos())
+            metrics.record(call.request.local.method.value, route, status, call.elapsedNanos())
         }
         on(ResponseSent) { call ->
+            if (call.attributes.contains(SENT)) return@on
+            call.attributes.put(SENT, Unit)
             inFlight.decrementAndGet()
-            requestLog
-                .atInfo()
-                .addKeyValue("method", call.request.httpMethod.value)
-                .addKeyValue("path", call.request.uri.take(MAX_REQUEST_TARGET))
-                .addKeyValue("status", call.response.status()?.value ?: 0)
-                .addKeyValue("duration_ms", call.elapsedNanos() / 1e6)
-                .log("request")
+            logRequest(call.request.local.method.value, call.request.uri, call.response.status()?.value ?: 0, call.elapsedNanos())
         }
     }
+
+/** The request's log line (the target may be cut to its first 8192 bytes, as the spec allows). */
+fun logRequest(
+    method: String,
+    target: String,
+    status: Int,
+    nanos: Long,
+) = requestLog
+    .atInfo()
+    .addKeyValue("method", method)
+    .addKeyValue("path", target.take(MAX_REQUEST_TARGET))
+    .addKeyValue("status", status)
+    .addKeyValue("duration_ms", nanos / 1e6)
+    .log("request")
 
 private fun ApplicationCall.elapsedNanos(): Long = System.nanoTime() - (attributes.getOrNull(START) ?: System.nanoTime())

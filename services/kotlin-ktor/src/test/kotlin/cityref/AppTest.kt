@@ -8,6 +8,7 @@ import io.ktor.http.HttpMethod
 import io.ktor.http.HttpStatusCode
 import io.ktor.server.testing.ApplicationTestBuilder
 import io.ktor.server.testing.testApplication
+import java.util.concurrent.atomic.AtomicInteger
 import kotlin.test.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
@@ -74,6 +75,9 @@ class AppTest {
                     "/City/v1/get" to (404 to "Not Found: no such resource."),
                     "/health/" to (404 to "Not Found: no such resource."),
                     "/" to (404 to "Not Found: no such resource."),
+                    // Exact paths: Ktor's router would decode `%67`. (`//x`, `/%zz` and `?id=%zz` cannot be
+                    // sent with Ktor's client, which parses the URL; the conformance suite sends them.)
+                    "/city/v1/%67et?id=1&language=en" to (404 to "Not Found: no such resource."),
                 )
             for ((path, expected) in cases) {
                 val r = get(path)
@@ -147,4 +151,17 @@ class AppTest {
                 metrics,
             )
         }
+
+    @Test
+    fun eachCallCountedOnce() {
+        // Ktor's own 404 and 405 are answered twice over (StatusPages replaces the first answer).
+        val inFlight = AtomicInteger()
+        testApplication {
+            application { cityref(FakeLookup(), Metrics(), inFlight) }
+            assertEquals(404, get("/nope", HttpMethod.Post).status.value)
+            assertEquals(405, get("/health", HttpMethod.Post).status.value)
+            assertEquals(200, get("/health").status.value)
+        }
+        assertEquals(0, inFlight.get())
+    }
 }
