@@ -55,7 +55,7 @@ private fun run(phases: StartupPhases) {
             try {
                 executor
                     .submit(repository::checkHealth)
-                    .get(minOf(config.elasticsearchTimeoutMs.toLong(), STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
+                    .get(minOf(config.elasticsearchTimeoutMs, STARTUP_CHECK_MAX_MS), TimeUnit.MILLISECONDS)
             } finally {
                 executor.shutdownNow()
             }

@@ -52,7 +52,7 @@ class Repository(
 ) : CityLookup,
     AutoCloseable {
     private val log = LoggerFactory.getLogger(Repository::class.java)
-    private val timeoutMs = config.elasticsearchTimeoutMs
+    private val timeoutMs = config.elasticsearchTimeoutMs.toInt()
     private val regions = ConcurrentHashMap<Long, Source>()
 
     /**
