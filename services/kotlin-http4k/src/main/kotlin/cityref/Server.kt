@@ -24,11 +24,12 @@ import cityref.generated.models.Error as ErrorBody
 import org.eclipse.jetty.server.Request as JettyRequest
 import org.eclipse.jetty.server.Response as JettyResponse
 
-/** Longest request line + header section Jetty accepts; longer targets up to this get the JSON 414. */
+/**
+ * Jetty's one limit for the request line and the header section together (default 8 KiB): a
+ * request line and a header section of up to 64 KiB each are read, so targets up to that length
+ * reach the application's JSON 414. A longer head is Jetty's own 414 or 431 ([JsonErrors]).
+ */
 private const val MAX_REQUEST_HEADER = 128 * 1024
-
-/** The spec: a header section (field lines) over this many bytes is a 431, and the connection closed. */
-private const val MAX_HEADER_SECTION = 65536
 
 /** Listen backlog (pending connections the kernel keeps before Jetty accepts them). */
 private const val ACCEPT_QUEUE = 1024
@@ -59,7 +60,7 @@ class CityrefJetty(
      * [QueuedThreadPool] for Jetty's own work whose virtual-threads executor is a [VirtualThreadPool],
      * which bounds the requests running at once ([MAX_REQUESTS_RUNNING]). An unbounded
      * virtual-thread-per-task executor let 2048 connections run 2048 requests at once, and the
-     * service died of `OutOfMemoryError` under 1.5 CPUs / 512 MiB (issue 12).
+     * service died of `OutOfMemoryError` under 1.5 CPUs / 512 MiB (README.md, "2048 connections").
      */
     val threadPool =
         QueuedThreadPool().apply {
@@ -83,14 +84,15 @@ class CityrefJetty(
             HttpConfiguration().apply {
                 requestHeaderSize = MAX_REQUEST_HEADER
                 sendServerVersion = false
-                // Jetty rejects `//x`, `/%zz` and other ambiguous paths with its own HTML 400. The
-                // routes compare the raw path exactly and nothing maps paths to files, so every such
-                // path may reach them (and be a JSON 404).
+                // By default Jetty refuses ambiguous paths (`//x`, `/%2e/`, `;x=1` in a segment) with a
+                // 400. The routes compare the raw path exactly and nothing maps paths to files, so such
+                // paths may reach them (and be a JSON 404). A path that is not valid percent-encoding
+                // (`/%zz`) is still Jetty's own 400.
                 uriCompliance = UriCompliance.UNSAFE
                 // No per-connection header-field cache. Each connection's parser builds its own trie
                 // of HEADER_CACHE_SIZE (default 1024) on its first request, about 35 KB of heap. At the
                 // benchmark's 2048 connections that was about 170 MB live, and the service died of
-                // `OutOfMemoryError` under 512 MiB (issue 12). The cache only saves re-parsing
+                // `OutOfMemoryError` under 512 MiB (README.md, "2048 connections"). The cache only saves re-parsing
                 // repeated header values.
                 headerCacheSize = 0
             }
@@ -130,17 +132,6 @@ class OtherMethods(
         response: JettyResponse,
         callback: Callback,
     ): Boolean {
-        // Jetty's one limit covers the request line and the header section together
-        // (MAX_REQUEST_HEADER, kept large for the JSON 414): the spec's 431 is checked here.
-        if (request.headers.sumOf { it.name.length + it.value.length + 4 } > MAX_HEADER_SECTION) {
-            val answer = AppError.HeaderFieldsTooLarge.toResponse()
-            response.status = answer.status.code
-            answer.headers.forEach { (name, value) -> if (value != null) response.headers.put(name, value) }
-            response.headers.put("Connection", "close")
-            telemetry.record(request.method, request.httpURI.path, request.httpURI.pathQuery, answer.status.code, Duration.ZERO)
-            response.write(true, answer.body.payload, callback)
-            return true
-        }
         if (Method.supportedOrNull(request.method) != null) return super.handle(request, response, callback)
         val start = System.nanoTime()
         val target = request.httpURI.pathQuery
@@ -155,10 +146,10 @@ class OtherMethods(
 }
 
 /**
- * Jetty's answers to requests it cannot parse into a request at all (HTML by default). A path that
- * is not valid percent-encoding (`/%zz`) or decodes to a NUL (`/city/v1/get%00`) fails Jetty's URI
- * parser before any handler: it cannot name a listed path, so it gets the contract's JSON 404.
- * Everything else Jetty rejects is the spec's malformed request (or its 414 or 431).
+ * Jetty's `ErrorHandler`: what Jetty answers by itself (a request its parser refuses, a head over
+ * [MAX_REQUEST_HEADER]) gets a JSON body: the contract's text for 400, 414 and 431, the status
+ * line's reason otherwise. The status (but for the version refusals below) and the close are
+ * Jetty's own. Such a request is logged with an empty path: Jetty no longer has the target.
  */
 class JsonErrors(
     private val telemetry: Telemetry,
@@ -169,28 +160,18 @@ class JsonErrors(
         callback: Callback,
     ): Boolean {
         val status = request.getAttribute(ERROR_STATUS) as? Int ?: response.status
-        val cause = (request.getAttribute(ERROR_EXCEPTION) as? Throwable)?.cause
-        // Jetty 12.0: BadMessageException("Bad Request") <- NumberFormatException("!hex z") for `%zz`,
-        // <- IllegalArgumentException("Illegal character in path") for `%00`
-        val badEscape = cause is NumberFormatException && cause.message?.startsWith("!hex") == true
-        val nulInPath = cause is IllegalArgumentException && cause.message == "Illegal character in path"
-        val error =
-            when {
-                status == 400 && (badEscape || nulInPath) -> AppError.NoSuchResource
-
-                status == 414 -> AppError.UriTooLong
-
-                status == 431 -> AppError.HeaderFieldsTooLarge
-
-                // Jetty's 505 (no version: "HTTP/0.9", or an unknown one) and 426 (`HTTP/2.0` on an
-                // HTTP/1 connection) are, by the spec's rule, malformed requests like every other 400.
-                status == 400 || status == 505 || status == 426 -> AppError.Malformed
-
-                else -> null
-            }
         val answer =
-            error?.toResponse()
-                ?: jsonResponse(Status(status, HttpStatus.getMessage(status)), ErrorBody(HttpStatus.getMessage(status)))
+            when (status) {
+                // Jetty's 505 (no version, "HTTP/0.9", or an unknown one) and 426 (`HTTP/2.0` on an
+                // HTTP/1 connection) refuse the request line too; the spec's safety tier allows no 5xx.
+                400, 505, 426 -> AppError.Malformed.toResponse()
+
+                414 -> AppError.UriTooLong.toResponse()
+
+                431 -> AppError.HeaderFieldsTooLarge.toResponse()
+
+                else -> jsonResponse(Status(status, HttpStatus.getMessage(status)), ErrorBody(HttpStatus.getMessage(status)))
+            }
         response.status = answer.status.code
         answer.headers.forEach { (name, value) -> if (value != null) response.headers.put(name, value) }
         telemetry.record(request.method, "", "", answer.status.code, Duration.ZERO)
