@@ -49,6 +49,7 @@ FRAMEWORK_MESSAGES = frozenset(
     {"Bad Request: malformed request.", "Request Header Fields Too Large: header section exceeds 65536 bytes."}
 )
 RESOURCE_TIMEOUT = 30.0  # seconds for a case that sends tens of MiB
+VERSION_CLASSES = frozenset({"version:other", "version:malformed", "line:no-version"})  # 505 is native for these
 CLOSE_LINGER = 1.0  # seconds a fixed case that asks for the close waits for it
 
 
@@ -252,7 +253,7 @@ def generated_problem(c: hostile.Case, o: Outcome) -> str | None:
     for a in o.answers:
         # 505 is the status for a version the server does not support (RFC 9110 15.6.6): native for
         # other versions, a defect for HTTP/1.0, which must be served
-        if a.status >= 500 and not (a.status == 505 and {"version:other", "version:malformed"} & set(c.classes)):
+        if a.status >= 500 and not (a.status == 505 and VERSION_CLASSES & set(c.classes)):
             return f"a {a.status} answer"
     if c.asked_close and o.answers and not o.closed:
         return "Connection: close not honoured"
