@@ -64,9 +64,15 @@ const val MAX_REQUEST_TARGET = 8192
 /** The listed paths; anything else is 404, whatever the method. */
 val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
 
+/** The raw request target's path, as sent (no decoding, no normalisation). */
+val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
+
+/** The `http_route` label: the listed path the call matched, `""` for anything else (and a 414). */
+private fun ApplicationCall.route(): String = rawPath.takeIf { it in LISTED_PATHS && request.uri.length <= MAX_REQUEST_TARGET } ?: ""
+
 /** The application: telemetry, the error contract, the target limit and the four listed paths. */
 fun Application.cityref(
-    repository: CityLookup,
+    service: CityService,
     metrics: Metrics,
     inFlight: AtomicInteger = AtomicInteger(),
 ) {
@@ -74,7 +80,7 @@ fun Application.cityref(
         mapOf(
             "/city/v1/get" to { call ->
                 val query = parseCityQuery(call.request.uri.substringAfter('?', ""))
-                call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(City.serializer(), getCity(repository, query)))
+                call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(City.serializer(), service.getCity(query)))
             },
             "/health" to { call ->
                 call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(Health.serializer(), Health(Health.Status.UP)))
@@ -89,6 +95,7 @@ fun Application.cityref(
     install(RequestTelemetry) {
         this.metrics = metrics
         this.inFlight = inFlight
+        routeOf = { call -> call.route() }
     }
     // HEAD is routed as GET and answered with GET's status and headers, Content-Length included.
     install(AutoHeadResponse)

@@ -90,7 +90,7 @@ private fun run(phases: StartupPhases) {
             shutdownGracePeriod = SHUTDOWN_GRACE_MS
             shutdownTimeout = SHUTDOWN_TIMEOUT_MS
         }) {
-            cityref(repository, metrics, inFlight)
+            cityref(CityService(repository), metrics, inFlight)
         }
 
     val stopped = CountDownLatch(1)

@@ -68,11 +68,14 @@ private val RECORDED = AttributeKey<Unit>("cityref.recorded")
 private val SENT = AttributeKey<Unit>("cityref.sent")
 private val requestLog = LoggerFactory.getLogger("cityref.request")
 
-/** The raw request target's path, as sent (no decoding, no normalisation). */
-val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
+/** The longest request target logged (the spec: a 414's may be cut to its first 8192 bytes). */
+private const val MAX_LOGGED_TARGET = 8192
 
 class RequestTelemetryConfig {
     lateinit var metrics: Metrics
+
+    /** The call's `http_route` label, the transport's word: the listed path it matched, or `""`. */
+    var routeOf: (ApplicationCall) -> String = { "" }
 
     /** Requests received and not yet answered (graceful shutdown waits for 0). */
     var inFlight =
@@ -89,6 +92,7 @@ val RequestTelemetry =
     createApplicationPlugin("RequestTelemetry", ::RequestTelemetryConfig) {
         val metrics = pluginConfig.metrics
         val inFlight = pluginConfig.inFlight
+        val routeOf = pluginConfig.routeOf
         onCall { call ->
             inFlight.incrementAndGet()
             call.attributes.put(START, System.nanoTime())
@@ -99,9 +103,7 @@ val RequestTelemetry =
             if (call.attributes.contains(RECORDED)) return@on
             call.attributes.put(RECORDED, Unit)
             val status = content.status?.value ?: call.response.status()?.value ?: 0
-            val path = call.rawPath
-            val route = if (path in LISTED_PATHS && call.request.uri.length <= MAX_REQUEST_TARGET) path else ""
-            metrics.record(call.request.local.method.value, route, status, call.elapsedNanos())
+            metrics.record(call.request.local.method.value, routeOf(call), status, call.elapsedNanos())
         }
         on(ResponseSent) { call ->
             if (call.attributes.contains(SENT)) return@on
@@ -120,7 +122,7 @@ fun logRequest(
 ) = requestLog
     .atInfo()
     .addKeyValue("method", method)
-    .addKeyValue("path", target.take(MAX_REQUEST_TARGET))
+    .addKeyValue("path", target.take(MAX_LOGGED_TARGET))
     .addKeyValue("status", status)
     .addKeyValue("duration_ms", nanos / 1e6)
     .log("request")

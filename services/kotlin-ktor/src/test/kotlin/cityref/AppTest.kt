@@ -42,7 +42,7 @@ private class FakeLookup : CityLookup {
 class AppTest {
     private fun app(block: suspend ApplicationTestBuilder.() -> Unit) =
         testApplication {
-            application { cityref(FakeLookup(), Metrics()) }
+            application { cityref(CityService(FakeLookup()), Metrics()) }
             block()
         }
 
@@ -157,7 +157,7 @@ class AppTest {
         // Ktor's own 404 and 405 are answered twice over (StatusPages replaces the first answer).
         val inFlight = AtomicInteger()
         testApplication {
-            application { cityref(FakeLookup(), Metrics(), inFlight) }
+            application { cityref(CityService(FakeLookup()), Metrics(), inFlight) }
             assertEquals(404, get("/nope", HttpMethod.Post).status.value)
             assertEquals(405, get("/health", HttpMethod.Post).status.value)
             assertEquals(200, get("/health").status.value)
