@@ -1,16 +1,13 @@
+// The file is named after its role in the service shape (services/README.md), not after its one class.
+@file:Suppress("ktlint:standard:filename")
+
 package cityref
 
-import org.http4k.core.Filter
-import org.http4k.core.Request
-import org.http4k.core.Response
 import org.http4k.core.Status
-import org.http4k.lens.LensFailure
-import org.slf4j.LoggerFactory
-import cityref.generated.models.Error as ErrorBody
 
 /**
  * Every non-2xx answer of the service: its status and its fixed message (the spec's table).
- * Thrown anywhere below the [CatchAppErrors] filter and rendered there.
+ * Thrown anywhere below the transport's [CatchAppErrors] filter and rendered there (Handler.kt).
  */
 sealed class AppError(
     val status: Status,
@@ -61,30 +58,3 @@ sealed class AppError(
     /** Not in the contract's table: a bug of this service. */
     data object Internal : AppError(Status.INTERNAL_SERVER_ERROR, "Internal Server Error: unexpected error.")
 }
-
-/** The error's JSON body (`{"message":…}`), with `Allow` for a 405. */
-fun AppError.toResponse(): Response =
-    jsonResponse(status, ErrorBody(message))
-        .let { if (this is AppError.MethodNotAllowed) it.header("Allow", "GET, HEAD") else it }
-
-private val log = LoggerFactory.getLogger("cityref.errors")
-
-/**
- * Renders every [AppError], the query lenses' [LensFailure] (as the contract's 400) and, as a last
- * resort, any other exception (500, logged).
- */
-val CatchAppErrors =
-    Filter { next ->
-        { request ->
-            try {
-                next(request)
-            } catch (e: AppError) {
-                e.toResponse()
-            } catch (e: LensFailure) {
-                AppError.BadRequest(e.problems()).toResponse()
-            } catch (e: Exception) {
-                log.error("unhandled error", e)
-                AppError.Internal.toResponse()
-            }
-        }
-    }

@@ -64,7 +64,7 @@ private fun run(phases: StartupPhases) {
     val serverStart = System.nanoTime()
     val telemetry = Telemetry()
     val lookup = DeferredLookup()
-    val app = cityrefApp(lookup, telemetry)
+    val app = cityrefApp(CityService(lookup), telemetry)
     val stopMode = StopMode.Graceful(SHUTDOWN_GRACE)
     // Jetty with virtual threads: the backend and thread choice are measured in README.md.
     val serverConfig = CityrefJetty(config.port, stopMode, telemetry, virtualThreads = true)

@@ -139,7 +139,8 @@ class OtherMethods(
         response.status = answer.status.code
         answer.headers.forEach { (name, value) -> if (value != null) response.headers.add(name, value) }
         val bytes = answer.body.payload
-        telemetry.record(request.method, request.httpURI.path, target, answer.status.code, Duration.ofNanos(System.nanoTime() - start))
+        val nanos = System.nanoTime() - start
+        telemetry.record(request.method, route(request.httpURI.path, target), target, answer.status.code, Duration.ofNanos(nanos))
         response.write(true, bytes, callback)
         return true
     }

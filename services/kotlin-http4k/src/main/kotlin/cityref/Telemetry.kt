@@ -28,11 +28,8 @@ const val METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 /** The request target as sent: path and query (the server adapters hand it over undecoded). */
 val Request.target: String get() = uri.toString()
 
-/** The `http_route` label: the listed path the request matched, `""` for anything else (and a 414). */
-fun route(
-    path: String,
-    target: String,
-): String = if (path in LISTED_PATHS && target.length <= MAX_REQUEST_TARGET) path else ""
+/** The longest request target logged (the spec: a 414's may be cut to its first 8192 bytes). */
+private const val MAX_LOGGED_TARGET = 8192
 
 private val requestLog = LoggerFactory.getLogger("cityref.request")
 
@@ -71,26 +68,29 @@ class Telemetry {
             log(tx.request.method.name, tx.request.target, tx.response.status.code, tx.duration)
         }
 
-    /** One histogram observation per request, labelled as the contract says. */
-    val recordDuration: Filter =
+    /**
+     * One histogram observation per request, labelled as the contract says; [routeOf] is the
+     * transport's word on the request's `http_route` (the listed path it matched, or `""`).
+     */
+    fun recordDuration(routeOf: (Request) -> String): Filter =
         ServerFilters.MicrometerMetrics.RequestTimer(
             registry,
             name = TIMER,
             description = "Duration of HTTP server requests.",
             labeler = { tx: HttpTransaction ->
-                tx.copy(labels = labels(tx.request.method.name, tx.request.uri.path, tx.request.target, tx.response.status.code))
+                tx.copy(labels = labels(tx.request.method.name, routeOf(tx.request), tx.response.status.code))
             },
         )
 
-    /** Both, for a request http4k cannot represent (see [OtherMethods]). */
+    /** Both, for a request http4k cannot represent (see [OtherMethods]), with the transport's [route]. */
     fun record(
         method: String,
-        path: String,
+        route: String,
         target: String,
         status: Int,
         duration: Duration,
     ) {
-        labels(method, path, target, status)
+        labels(method, route, status)
             .entries
             .fold(Timer.builder(TIMER).description("Duration of HTTP server requests.")) { b, (k, v) -> b.tag(k, v) }
             .register(registry)
@@ -102,12 +102,11 @@ class Telemetry {
 
     private fun labels(
         method: String,
-        path: String,
-        target: String,
+        route: String,
         status: Int,
     ) = mapOf(
         "http_request_method" to if (method in KNOWN_METHODS) method else "_OTHER",
-        "http_route" to route(path, target),
+        "http_route" to route,
         "http_response_status_code" to status.toString(),
     )
 
@@ -120,7 +119,7 @@ class Telemetry {
         requestLog
             .atInfo()
             .addKeyValue("method", method)
-            .addKeyValue("path", target.take(MAX_REQUEST_TARGET))
+            .addKeyValue("path", target.take(MAX_LOGGED_TARGET))
             .addKeyValue("status", status)
             .addKeyValue("duration_ms", duration.toNanos() / 1e6)
             .log("request")

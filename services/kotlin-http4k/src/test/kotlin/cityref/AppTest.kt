@@ -38,7 +38,7 @@ class AppTest {
             }
         }
     private val telemetry = Telemetry()
-    private val app = cityrefApp(backend, telemetry)
+    private val app = cityrefApp(CityService(backend), telemetry)
 
     private fun call(
         method: Method,

@@ -35,7 +35,7 @@ class ServiceTest {
         region: String?,
     ): Pair<Result<City>, Fake> {
         val fake = Fake(city?.let(::doc), region?.let(::doc))
-        return runCatching { getCity(fake, CityQuery(7, Language.en)) } to fake
+        return runCatching { CityService(fake).getCity(CityQuery(7, Language.en)) } to fake
     }
 
     private fun failure(
@@ -72,6 +72,6 @@ class ServiceTest {
         val (result, fake) = lookUp(good, region)
         assertEquals(City(countryIso = "CZ", id = 7, isFeatured = true, name = "Brno", regionName = "South Moravia"), result.getOrThrow())
         assertEquals(listOf(3L), fake.regionLookups)
-        assertFailsWith<AppError.CityNotFound> { getCity(Fake(null, null), CityQuery(7, Language.en)) }
+        assertFailsWith<AppError.CityNotFound> { CityService(Fake(null, null)).getCity(CityQuery(7, Language.en)) }
     }
 }
