@@ -533,7 +533,7 @@ def explained(name: str, classes, known: dict[str, dict[str, str]], used: set) -
 # ---------------------------------------------------------------- the protocol matrix
 
 
-def cell(o: Outcome, asked_close: bool = False) -> str:
+def cell(o: Outcome, asked_close: bool = False, method: str = "GET") -> str:
     """One outcome in a few characters: `app` (the application's own answer), `400 json` (a refusal
     rendered as the contract's JSON), `400 text`, `400 empty`, `–` (no answer); ✕ = the server closed
     the connection when the client had not asked it to (``asked_close``: `Connection: close`, or
@@ -542,7 +542,8 @@ def cell(o: Outcome, asked_close: bool = False) -> str:
         text = "–" if o.note != "timeout" else "hang"
     else:
         first = o.answers[0]
-        if first.status < 300 or (first.kind == "json" and first.message not in FRAMEWORK_MESSAGES):
+        head_only = method == "HEAD" and not first.body and first.content_type == "application/json"
+        if first.status < 300 or head_only or (first.kind == "json" and first.message not in FRAMEWORK_MESSAGES):
             text = "app"
         else:
             text = f"{first.status} " + {"json": "json", "empty": "empty", "other": "text", "none": "–"}[first.kind]
@@ -571,8 +572,9 @@ def matrix_rows(cases, results, fixed: list[FixedResult], names: list[str], prob
     rows = []
     for cls in sorted(by_class):
         cs = by_class[cls]
-        cells = [_top([cell(results[c.index][n], c.expect_close) for c in cs]) for n in names]
-        bad = {n for c in cs for n in names if (n, c.index) in problems}
+        cells = [_top([cell(results[c.index][n], c.expect_close, c.method) for c in cs]) for n in names]
+        # a failure excused by another class belongs to that class's row
+        bad = {n for c in cs for n in names if (n, c.index) in problems and problems[(n, c.index)] in ("", cls)}
         rows.append((cls, len(cs), bad, cells))
     fixed_by_class: dict[str, list[FixedResult]] = collections.defaultdict(list)
     for r in fixed:
@@ -615,14 +617,17 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
     used: set = set()
     safety: dict[tuple, list[int]] = collections.defaultdict(list)
     app: dict[tuple, list[int]] = collections.defaultdict(list)
-    problems: set[tuple[str, int]] = set()  # (implementation, case index) of every safety problem, excused or not
+    problems: dict[tuple[str, int], str] = {}  # (implementation, case index) of a safety failure: the excusing class
     for c in cases:
         res = results[c.index]
         for n in names:
             why = generated_problem(c, res[n])
             if why:
-                problems.add((n, c.index))
-                if not explained(n, c.classes, known, used):
+                excuse = next((cls for cls in c.classes if cls in known.get(n, {})), "")
+                problems[(n, c.index)] = excuse
+                if excuse:
+                    used.add((n, excuse))
+                else:
                     safety[(n, c.label, why)].append(c.index)
         if not hostile.well_formed(c):
             continue
