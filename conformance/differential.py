@@ -28,6 +28,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
 import shlex
 import socket
 import subprocess
@@ -533,32 +534,39 @@ def explained(name: str, classes, known: dict[str, dict[str, str]], used: set) -
 # ---------------------------------------------------------------- the protocol matrix
 
 
-def cell(o: Outcome, asked_close: bool = False, method: str = "GET") -> str:
-    """One outcome in a few characters: `app` (the application's own answer), `400 json` (a refusal
-    rendered as the contract's JSON), `400 text`, `400 empty`, `–` (no answer); ✕ = the server closed
-    the connection when the client had not asked it to (``asked_close``: `Connection: close`, or
-    HTTP/1.0 without keep-alive); the pipelined request's fate after `+`."""
+def cell(o: Outcome, method: str = "GET") -> str:
+    """The first answer in a few characters: `app` (the application's own answer), `400 json` (a
+    refusal rendered as the contract's JSON), `400 text`, `400 empty`, `–` (no answer), `hang`; a
+    pipelined request behind it that got anything but its 200 adds `+<status>` (`+–`: no answer)."""
     if not o.answers:
-        text = "–" if o.note != "timeout" else "hang"
+        return "–" if o.note != "timeout" else "hang"
+    first = o.answers[0]
+    head_only = method == "HEAD" and not first.body and first.content_type == "application/json"
+    if first.status < 300 or head_only or (first.kind == "json" and first.message not in FRAMEWORK_MESSAGES):
+        text = "app"
     else:
-        first = o.answers[0]
-        head_only = method == "HEAD" and not first.body and first.content_type == "application/json"
-        if first.status < 300 or head_only or (first.kind == "json" and first.message not in FRAMEWORK_MESSAGES):
-            text = "app"
-        else:
-            text = f"{first.status} " + {"json": "json", "empty": "empty", "other": "text", "none": "–"}[first.kind]
-        if len(o.answers) > 1:
-            text += "+ok" if o.answers[1].status == 200 else f"+{o.answers[1].status}"
-    return text + (" ✕" if o.closed and not asked_close else "")
+        text = f"{first.status} " + {"json": "json", "empty": "empty", "other": "text", "none": "–"}[first.kind]
+    if len(o.answers) > 1 and o.answers[1].status != 200:
+        text += f"+{o.answers[1].status}"
+    return text
 
 
-def _top(cells: list[str]) -> str:
-    """The one outcome of every request, or the two most common with their shares."""
-    counter = collections.Counter(cells)
-    if len(counter) == 1:
-        return cells[0]
-    text = "; ".join(f"{k} {v * 100 // len(cells)} %" for k, v in counter.most_common(2))
-    return text + ("; …" if len(counter) > 2 else "")
+def summary(outcomes: list[tuple[hostile.Case, Outcome]]) -> str:
+    """One matrix cell: the most common first answers (two, with their shares, when they differ), each
+    with ✕ when the server closed most connections the client had not asked it to close."""
+    groups: dict[str, list[tuple[hostile.Case, Outcome]]] = collections.defaultdict(list)
+    for c, o in outcomes:
+        groups[cell(o, c.method)].append((c, o))
+    ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    parts = []
+    for text, members in ranked[:2]:
+        unasked = [o.closed for c, o in members if not c.expect_close]
+        if unasked and sum(unasked) * 2 > len(unasked):
+            text += " ✕"
+        if len(ranked) > 1:
+            text += f" {len(members) * 100 // len(outcomes)} %"
+        parts.append(text)
+    return "; ".join(parts) + ("; …" if len(ranked) > 2 else "")
 
 
 def matrix_rows(cases, results, fixed: list[FixedResult], names: list[str], problems) -> list[tuple]:
@@ -572,7 +580,7 @@ def matrix_rows(cases, results, fixed: list[FixedResult], names: list[str], prob
     rows = []
     for cls in sorted(by_class):
         cs = by_class[cls]
-        cells = [_top([cell(results[c.index][n], c.expect_close, c.method) for c in cs]) for n in names]
+        cells = [summary([(c, results[c.index][n]) for c in cs]) for n in names]
         # a failure excused by another class belongs to that class's row
         bad = {n for c in cs for n in names if (n, c.index) in problems and problems[(n, c.index)] in ("", cls)}
         rows.append((cls, len(cs), bad, cells))
@@ -606,9 +614,10 @@ def matrix_notes(rows, names: list[str], notes: dict[str, dict[str, str]]) -> li
     out = []
     for cls, _, _, cells in rows:
         key = cls.split(" (fixed")[0]
-        majority = collections.Counter(cells).most_common(1)[0][0]
-        for n, c in zip(names, cells, strict=True):
-            if c != majority:
+        tops = [re.sub(r" \d+ %$", "", c.split("; ")[0]) for c in cells]  # each cell's most common outcome
+        majority = collections.Counter(tops).most_common(1)[0][0]
+        for n, c, top in zip(names, cells, tops, strict=True):
+            if top != majority:
                 out.append(f"- `{key}`, {n} ({c}): {notes.get(n, {}).get(key, '(no note in its descriptor yet)')}")
     return out
 

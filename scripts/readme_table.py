@@ -37,11 +37,14 @@ def status(desc: dict, path: pathlib.Path) -> str:
         else f"conformance: {len(known)} known failure(s) ({', '.join(k['check'] for k in known)})"
     )
     parts.append(f"HTTP layer ([natively]({MATRIX})): {desc['http_layer'].rstrip('.')}")
+    by_report: dict[str, list[str]] = {}
+    for d in defects:
+        by_report.setdefault(d["upstream"], []).append(f"`{d['class']}`")
     parts.append(
         "safety tier: passes"
         if not defects
-        else "safety tier: framework defect(s) "
-        + ", ".join(f"`{d['class']}` ([report]({d['upstream']}))" for d in defects)
+        else "safety tier: framework defects "
+        + "; ".join(f"{', '.join(classes)} ([report]({report}))" for report, classes in by_report.items())
     )
     return "; ".join(parts)
 

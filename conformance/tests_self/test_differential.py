@@ -238,11 +238,23 @@ def test_generated_requests_are_checked_for_safety_alone():
 
 def test_the_matrix_cell_tells_the_application_from_the_framework():
     assert differential.cell(Outcome((city(1),), False)) == "app"
-    assert differential.cell(Outcome((Answer(404, "application/json", JSON_404, ""),), True)) == "app ✕"
-    assert differential.cell(Outcome((Answer(400, "application/json", JSON_400, ""),), True)) == "400 json ✕"
-    assert differential.cell(Outcome((Answer(400, "text/plain", b"Bad", ""),), True)) == "400 text ✕"
-    assert differential.cell(Outcome((city(1), city(1)), False)) == "app+ok"
-    assert differential.cell(Outcome((), True)) == "– ✕"
+    assert differential.cell(Outcome((Answer(404, "application/json", JSON_404, ""),), True)) == "app"
+    assert differential.cell(Outcome((Answer(404, "application/json", b"", ""),), False), "HEAD") == "app"
+    assert differential.cell(Outcome((Answer(400, "application/json", JSON_400, ""),), True)) == "400 json"
+    assert differential.cell(Outcome((Answer(400, "text/plain", b"Bad", ""),), True)) == "400 text"
+    assert differential.cell(Outcome((city(1), city(1)), False)) == "app"
+    assert differential.cell(Outcome((city(1), Answer(400, "", b"", "")), False)) == "app+400"
+    assert differential.cell(Outcome((), True)) == "–"
+
+
+def test_a_matrix_cell_marks_the_closes_nobody_asked_for():
+    asked = hostile.Case(0, (), b"", "GET", expect_close=True)
+    kept = hostile.Case(1, (), b"", "GET")
+    refusal = Outcome((Answer(400, "text/plain", b"Bad", ""),), True)
+    assert differential.summary([(asked, refusal), (kept, refusal)]) == "400 text ✕"
+    assert differential.summary([(asked, refusal), (kept, Outcome(refusal.answers, False))]) == "400 text"
+    mixed = [(kept, refusal), (kept, refusal), (kept, Outcome((city(1),), False))]
+    assert differential.summary(mixed) == "400 text ✕ 66 %; app 33 %"
 
 
 def test_known_deviations_need_a_reproduction_and_an_upstream_report(tmp_path):
