@@ -37,6 +37,8 @@ def test_5000_requests_cover_every_class_of_the_grammar():
         "method:lower-case",
         "body:content-length-and-chunked",
         "target:raw-quote",
+        "header:websocket-keys",
+        "pipelined:head",
     ):
         assert counts[cls] >= 10, cls
     assert len(counts) >= 40
