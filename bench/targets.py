@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -213,7 +214,8 @@ def image(label: str, ref: str, service: str | None = None, aot: bool = True) ->
         def stop() -> None:
             subprocess.run(
                 [PODMAN, "logs", name],
-                stdout=(env.logdir / f"{label}.log").open("wb"),
+                # a label may be an image reference (--image localhost/x:tag): one file name, no directories
+                stdout=(env.logdir / f"{re.sub(r'[^A-Za-z0-9._()-]+', '_', label)}.log").open("wb"),
                 stderr=subprocess.STDOUT,
                 check=False,
             )
