@@ -9,7 +9,7 @@ cargo build --locked --quiet
 PORT=$PORT target/debug/actix-pipelined-codec-state &
 server=$!
 trap 'kill $server 2>/dev/null' EXIT
-for _ in $(seq 50); do (echo > /dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
 
 PORT=$PORT python3 - <<'PY'
 import os, socket

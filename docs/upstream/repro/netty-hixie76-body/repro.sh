@@ -19,7 +19,7 @@ else
         org.apache.maven.plugins:maven-dependency-plugin:3.11.0:copy-dependencies \
         -DincludeGroupIds=io.netty -DincludeScope=runtime -DoutputDirectory="$libs" >/dev/null
 fi
-echo "Netty: $(ls "$libs" | grep -o 'netty-codec-http-[0-9].*\.jar')"
+for jar in "$libs"/netty-codec-http-[0-9]*.jar; do echo "Netty: ${jar##*/}"; done
 
 send() { # $1: the bytes, as a Python bytes literal
     python3 - "$port" "$1" <<'PY'
