@@ -329,3 +329,11 @@ def test_505_is_native_for_other_versions_and_a_defect_for_http_1_0():
     refused = Outcome((Answer(505, "text/plain", b"", ""),), True)
     assert differential.generated_problem(other, refused) is None
     assert "505" in differential.generated_problem(http10, refused)
+
+
+def test_http_1_0_framing_that_rfc_9112_or_1945_calls_faulty_is_not_well_formed():
+    chunked = hostile.Case(0, ("body:chunked", "version:http/1.0"), b"", "GET")
+    post = hostile.Case(1, ("method:other", "version:http/1.0"), b"", "POST")
+    delete = hostile.Case(2, ("method:other", "version:http/1.0"), b"", "DELETE")
+    assert not hostile.well_formed(chunked) and not hostile.well_formed(post) and hostile.well_formed(delete)
+    assert hostile.well_formed(hostile.Case(3, ("body:chunked",), b"", "GET"))
