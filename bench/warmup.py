@@ -5,8 +5,8 @@ rest. Instead of guessing how long that lasts, the harness runs windows of `wind
 `connections` and reads the CPU per request of each from the target's cgroup; the warm-up ends when
 the last `agreeing` windows (3 by default) all lie within `tolerance` of the lowest of them
 (relative), or when the next window would pass `cap_s` (then it did not converge). Two windows were
-not enough: a JIT still compiling can give two neighbouring windows within 3 % by chance (a run of
-an earlier efficiency run saw kotlin-ktor's image stop at 197 and 192 µs and then measure 130 µs at 64 connections,
+not enough: a JIT still compiling can give two neighbouring windows within 3 % by chance (an earlier
+efficiency run saw kotlin-ktor's image stop at 197 and 192 µs and then measure 130 µs at 64 connections,
 against 60 µs bare). Targets without CPU figures get the fixed warm-up steps instead.
 """
 
