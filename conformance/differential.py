@@ -523,12 +523,14 @@ def recheck_slow_closes(
     return again
 
 
-def explained(name: str, classes, known: dict[str, dict[str, str]], used: set) -> bool:
+def explained(name: str, classes, known: dict[str, dict[str, str]], used: set) -> str:
+    """The class of ``classes`` that implementation ``name``'s known entries excuse (recorded in
+    ``used``), or "" when none does."""
     for cls in classes:
         if cls in known.get(name, {}):
             used.add((name, cls))
-            return True
-    return False
+            return cls
+    return ""
 
 
 # ---------------------------------------------------------------- the protocol matrix
@@ -632,11 +634,8 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
         for n in names:
             why = generated_problem(c, res[n])
             if why:
-                excuse = next((cls for cls in c.classes if cls in known.get(n, {})), "")
-                problems[(n, c.index)] = excuse
-                if excuse:
-                    used.add((n, excuse))
-                else:
+                problems[(n, c.index)] = explained(n, c.classes, known, used)
+                if not problems[(n, c.index)]:
                     safety[(n, c.label, why)].append(c.index)
         if not hostile.well_formed(c):
             continue
