@@ -6,6 +6,7 @@ import pytest
 
 from bench import cli, load, runner
 from bench.targets import Meter, Running, Target
+from cityref_tools import descriptors
 from cityref_tools.cgroup import Sample
 
 
@@ -202,9 +203,10 @@ def test_the_gate_reads_failures_from_junit_xml(tmp_path):
 def test_each_jvm_image_also_runs_without_its_aot_cache() -> None:
     names = lambda argv: [t.name for t in cli.build_targets(cli.parser().parse_args(argv), "elasticsearch")]  # noqa: E731
     everything = names(["--no-bare", "--no-floor", "--no-ceiling"])
-    for jvm in ("kotlin-ktor", "kotlin-http4k", "java-helidon"):
+    services = descriptors.all_services()
+    for jvm in [d["name"] for d in services if descriptors.runs_on_jvm(d)]:
         assert f"{jvm} (image)" in everything and f"{jvm} (image, no AOT)" in everything
-    for native in ("rust-actix", "go-kit"):
+    for native in [d["name"] for d in services if not descriptors.runs_on_jvm(d)]:
         assert f"{native} (image)" in everything and f"{native} (image, no AOT)" not in everything
     assert not [n for n in names(["--no-bare", "--no-aot-variants"]) if "no AOT" in n]
     assert names(["--no-bare", "--no-images", "--no-floor", "--no-ceiling"]) == []

@@ -6,16 +6,30 @@ from __future__ import annotations
 import pathlib
 import re
 
+import yaml
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SERVICES = ROOT / "services"
-# Where each ecosystem keeps its (non-test, non-generated) sources, relative to the service.
-SOURCES = {
-    "go-kit": ("", "*.go"),
-    "rust-actix": ("", "src/*.rs"),
-    "kotlin-ktor": ("src/main/kotlin/cityref", "*.kt"),
-    "kotlin-http4k": ("src/main/kotlin/cityref", "*.kt"),
-    "java-helidon": ("src/main/java/cityref", "*.java"),
+# Where each ecosystem keeps its (non-test, non-generated) sources, relative to the service, by the
+# first word of its descriptor's language (a new service in one of these languages needs no edit here).
+LAYOUTS = {
+    "Go": ("", "*.go"),
+    "Rust": ("", "src/*.rs"),
+    "Kotlin": ("src/main/kotlin/cityref", "*.kt"),
+    "Java": ("src/main/java/cityref", "*.java"),
 }
+
+
+def _sources() -> dict[str, tuple[str, str]]:
+    out = {}
+    for path in sorted(SERVICES.glob("*/cityref.yaml")):
+        language = str(yaml.safe_load(path.read_text(encoding="utf-8")).get("language", "")).split(" ")[0]
+        assert language in LAYOUTS, f"{path}: no source layout for the language {language!r} (LAYOUTS)"
+        out[path.parent.name] = LAYOUTS[language]
+    return out
+
+
+SOURCES = _sources()
 
 
 def table() -> dict[str, set[str]]:

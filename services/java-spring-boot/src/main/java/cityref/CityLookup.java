@@ -1,0 +1,12 @@
+package cityref;
+
+import tools.jackson.databind.node.ObjectNode;
+
+/** What the handler needs from the backend: the {@link Repository}, or a fake in tests. */
+public interface CityLookup {
+    /** The city's {@code _source} (flat dotted keys, e.g. {@code "name.en"}); null when not found. */
+    ObjectNode findCity(long id, String language);
+
+    /** The region's {@code _source} with its names; null when not found. */
+    ObjectNode findRegion(long id);
+}

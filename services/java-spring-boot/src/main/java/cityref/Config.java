@@ -1,0 +1,135 @@
+package cityref;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The service's configuration, from the environment (the spec, "Operation of a service"): the
+ * {@link Properties} Spring binds (application.properties maps each variable, defaults included),
+ * validated by {@link #load}.
+ *
+ * @param port                   PORT, 1..65535
+ * @param elasticsearchUrl       ELASTICSEARCH_URL without credentials (they are in username/password)
+ * @param username               user of the URL's user info, or null
+ * @param password               password of the URL's user info, or null
+ * @param elasticsearchTimeoutMs ELASTICSEARCH_TIMEOUT_MS, positive
+ * @param logLevel               LOG_LEVEL: error, warn, info or debug
+ */
+public record Config(
+        int port, URI elasticsearchUrl, String username, String password, int elasticsearchTimeoutMs, String logLevel) {
+
+    static final List<String> LOG_LEVELS = List.of("error", "warn", "info", "debug");
+
+    /**
+     * The four variables as Spring binds them, as text: the spec's rules (ASCII digits only, a variable
+     * set but empty is invalid) are stricter than Spring's conversions, and an invalid value must be
+     * reported under the variable's own name, never echoed.
+     */
+    @ConfigurationProperties("cityref")
+    public record Properties(String port, String elasticsearchUrl, String elasticsearchTimeoutMs, String logLevel) {
+        /** Variable name → value, the ones Spring found (absent ones take {@link #load}'s defaults). */
+        Map<String, String> asEnvironment() {
+            Map<String, String> env = new LinkedHashMap<>();
+            put(env, "PORT", port);
+            put(env, "ELASTICSEARCH_URL", elasticsearchUrl);
+            put(env, "ELASTICSEARCH_TIMEOUT_MS", elasticsearchTimeoutMs);
+            put(env, "LOG_LEVEL", logLevel);
+            return env;
+        }
+
+        private static void put(Map<String, String> env, String name, String value) {
+            if (value != null) {
+                env.put(name, value);
+            }
+        }
+    }
+
+    /** An invalid variable; the message never repeats the value (it may hold a password). */
+    public static final class ConfigException extends RuntimeException {
+        @java.io.Serial
+        private static final long serialVersionUID = 1L;
+
+        private final String variable;
+
+        ConfigException(String variable, String message) {
+            super(message);
+            this.variable = variable;
+        }
+
+        public String variable() {
+            return variable;
+        }
+    }
+
+    /** Reads and validates every variable; a variable set but empty is invalid, not defaulted. */
+    public static Config load(Map<String, String> env) throws ConfigException {
+        String rawPort = env.getOrDefault("PORT", "8080");
+        int port = digitsOnly(rawPort) && rawPort.length() <= 5 ? Integer.parseInt(rawPort) : 0;
+        if (port < 1 || port > 65535) {
+            throw new ConfigException("PORT", "PORT must be an integer from 1 to 65535");
+        }
+
+        URI url;
+        String username = null;
+        String password = null;
+        try {
+            URI uri = new URI(env.getOrDefault("ELASTICSEARCH_URL", "http://127.0.0.1:9200"));
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            if (!(scheme.equals("http") || scheme.equals("https"))
+                    || uri.getHost() == null
+                    || uri.getHost().isEmpty()
+                    || uri.getRawQuery() != null
+                    || uri.getRawFragment() != null) {
+                throw new URISyntaxException(uri.toString(), "not an http or https URL");
+            }
+            String userInfo = uri.getUserInfo();
+            if (userInfo != null) {
+                int colon = userInfo.indexOf(':');
+                username = colon < 0 ? userInfo : userInfo.substring(0, colon);
+                password = colon < 0 ? null : userInfo.substring(colon + 1);
+            }
+            String path = uri.getPath() == null || uri.getPath().isEmpty() ? null : uri.getPath();
+            url = new URI(scheme, null, uri.getHost(), uri.getPort(), path, null, null);
+        } catch (URISyntaxException e) {
+            throw new ConfigException("ELASTICSEARCH_URL", "ELASTICSEARCH_URL must be an http or https URL");
+        }
+
+        String rawTimeout = env.getOrDefault("ELASTICSEARCH_TIMEOUT_MS", "2000");
+        long timeout = digitsOnly(rawTimeout) && rawTimeout.length() <= 10 ? Long.parseLong(rawTimeout) : 0;
+        if (timeout < 1 || timeout > Integer.MAX_VALUE) {
+            throw new ConfigException(
+                    "ELASTICSEARCH_TIMEOUT_MS", "ELASTICSEARCH_TIMEOUT_MS must be a positive integer");
+        }
+
+        String logLevel = env.getOrDefault("LOG_LEVEL", "info");
+        if (!LOG_LEVELS.contains(logLevel)) {
+            throw new ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug");
+        }
+        return new Config(port, url, username, password, (int) timeout, logLevel);
+    }
+
+    /** The URL for log lines: the password replaced by {@code ***}. */
+    public String redactedElasticsearchUrl() {
+        if (username == null) {
+            return elasticsearchUrl.toString();
+        }
+        String auth = password == null ? username : username + ":***";
+        String path = elasticsearchUrl.getRawPath() == null ? "" : elasticsearchUrl.getRawPath();
+        return elasticsearchUrl.getScheme() + "://" + auth + "@" + elasticsearchUrl.getRawAuthority() + path;
+    }
+
+    @Override
+    public String toString() {
+        return "Config[port=" + port + ", elasticsearchUrl=" + redactedElasticsearchUrl() + ", elasticsearchTimeoutMs="
+                + elasticsearchTimeoutMs + ", logLevel=" + logLevel + "]";
+    }
+
+    private static boolean digitsOnly(String s) {
+        return !s.isEmpty() && s.chars().allMatch(c -> c >= '0' && c <= '9');
+    }
+}
