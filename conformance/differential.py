@@ -60,6 +60,9 @@ class Answer:
     content_type: str
     body: bytes
     allow: str
+    # its Connection field has the `close` token (the server answers nothing more); not part of the
+    # answer's identity: whether a server keeps the connection is compared elsewhere
+    closes: bool = dataclasses.field(default=False, compare=False)
 
     @property
     def kind(self) -> str:
@@ -140,20 +143,21 @@ def _answer_end(data: bytes, method: str) -> tuple[Answer, int, int] | None:
         lower.setdefault(k.lower(), v)
     start = sep + 4
     ct, allow = lower.get("content-type", ""), lower.get("allow", "")
+    closes = "close" in [t.strip().lower() for t in lower.get("connection", "").split(",")]
     declared = int(lower["content-length"]) if lower.get("content-length", "").isdigit() else -1
     if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-        return Answer(status, ct, b"", allow), start, declared
+        return Answer(status, ct, b"", allow, closes), start, declared
     if "chunked" in lower.get("transfer-encoding", "").lower():
         decoded = decode_chunked(data[start:])
         if decoded is None:
             return None
         body, rest = decoded
-        return Answer(status, ct, body, allow), len(data) - len(rest), declared
+        return Answer(status, ct, body, allow, closes), len(data) - len(rest), declared
     if "content-length" in lower:
         n = int(lower["content-length"])
         if len(data) < start + n:
             return None
-        return Answer(status, ct, data[start : start + n], allow), start + n, declared
+        return Answer(status, ct, data[start : start + n], allow, closes), start + n, declared
     return None  # delimited by the close
 
 
@@ -220,7 +224,7 @@ def exchange(addr: tuple[str, int], data: bytes, methods: list[str], timeout: fl
         sock.close()
     if closed and buf and answers and (head_refusal == -2 or 0 < head_refusal == len(buf)):
         last = answers[-1]
-        answers[-1] = Answer(last.status, last.content_type, buf, last.allow)
+        answers[-1] = Answer(last.status, last.content_type, buf, last.allow, last.closes)
         buf = b""
     if closed and len(answers) < want and buf:
         # an answer delimited by the close (no Content-Length): take the rest as its body
@@ -352,6 +356,10 @@ def wire_case_problem(case: dict, o: Outcome) -> str | None:
         expect = expect[: len(o.answers)]  # a prefix of the answers, then the close
         if not expect:
             return "closed without an answer"
+    elif o.closed and o.answers and o.answers[-1].closes and len(o.answers) < len(expect):
+        # The server announced the close on its last answer and closed (RFC 9112 9.6: it answers
+        # nothing more); the requests behind it are unanswered, and a client retries them.
+        expect = expect[: len(o.answers)]
     if len(o.answers) != len(expect):
         return f"{len(o.answers)} answers, expected {len(expect)}"
     for i, (a, e) in enumerate(zip(o.answers, expect, strict=True)):
@@ -461,15 +469,14 @@ def stop(t: Target) -> None:
 # ---------------------------------------------------------------- known failures
 
 
-def load_known(extra: dict[str, pathlib.Path] | None = None) -> dict[str, dict[str, str]]:
-    """{implementation: {class: reason}}: each descriptor's `differential_known`, and for an
+def load_known(extra: dict[str, pathlib.Path] | None = None) -> dict[str, dict[str, dict[str, str]]]:
+    """{implementation: {class: entry}}: each descriptor's `differential_known`, and for an
     implementation outside this repository the same key in the file given as --known NAME=PATH."""
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, dict[str, dict[str, str]]] = {}
     for path in descriptors.paths():
-        name = descriptors.load(path)["name"]
-        out[name] = {cls: e["reason"] for cls, e in differential_entries(path).items()}
+        out[descriptors.load(path)["name"]] = differential_entries(path)
     for name, path in (extra or {}).items():
-        out[name] = {cls: e["reason"] for cls, e in differential_entries(path).items()}
+        out[name] = differential_entries(path)
     return out
 
 
@@ -523,7 +530,7 @@ def recheck_slow_closes(
     return again
 
 
-def explained(name: str, classes, known: dict[str, dict[str, str]], used: set) -> str:
+def explained(name: str, classes, known: dict[str, dict[str, dict[str, str]]], used: set) -> str:
     """The class of ``classes`` that implementation ``name``'s known entries excuse (recorded in
     ``used``), or "" when none does."""
     for cls in classes:
@@ -656,8 +663,10 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
         (n, cls)
         for n, entries in known.items()
         if n in names
-        for cls in entries
-        if (sent[cls] >= STALE_MIN or cls in {r.case["class"] for r in fixed}) and (n, cls) not in used
+        for cls, entry in entries.items()
+        if (sent[cls] >= STALE_MIN or cls in {r.case["class"] for r in fixed})
+        and (n, cls) not in used
+        and not entry.get("intermittent")
     ]
     rows = matrix_rows(cases, results, fixed, names, problems)
     descs = {d["name"]: d for d in descriptors.all_services()} if resources.checkout() is not None else {}

@@ -69,10 +69,14 @@ def load_known(name: str | None, path: pathlib.Path | None = None) -> dict[str, 
 
 
 DIFFERENTIAL_FIELDS = ("class", "reason", "reproduction", "upstream")
+# `intermittent: true`: the defect depends on what other connections sent before (state the framework
+# keeps across requests), so a run may not hit it: the entry is not stale when it excuses nothing.
+DIFFERENTIAL_OPTIONAL = ("intermittent",)
 
 
 def differential_entries(path: pathlib.Path) -> dict[str, dict[str, str]]:
-    """{class: {reason, reproduction, upstream}} from the `differential_known` list of ``path``."""
+    """{class: {reason, reproduction, upstream[, intermittent]}} from the `differential_known` list of
+    ``path`` (intermittent: "true" when the entry says so)."""
     doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(doc, dict):
         raise KnownFailuresError(f"{path}: the top level must be a mapping")
@@ -81,10 +85,15 @@ def differential_entries(path: pathlib.Path) -> dict[str, dict[str, str]]:
         raise KnownFailuresError(f"{path}: differential_known: expected a list of {{{', '.join(DIFFERENTIAL_FIELDS)}}}")
     out: dict[str, dict[str, str]] = {}
     for e in items:
-        if not isinstance(e, dict) or set(e) != set(DIFFERENTIAL_FIELDS):
+        if (
+            not isinstance(e, dict)
+            or not set(DIFFERENTIAL_FIELDS) <= set(e) <= set(DIFFERENTIAL_FIELDS + DIFFERENTIAL_OPTIONAL)
+            or not isinstance(e.get("intermittent", False), bool)
+        ):
             raise KnownFailuresError(
                 f"{path}: differential_known: each entry has exactly {', '.join(DIFFERENTIAL_FIELDS)} (a framework "
-                f"defect needs a standalone reproduction and an upstream report): {e!r}"
+                f"defect needs a standalone reproduction and an upstream report), and optionally "
+                f"intermittent: true: {e!r}"
             )
         for field in DIFFERENTIAL_FIELDS:
             if not isinstance(e[field], str) or not e[field].strip():
@@ -92,4 +101,6 @@ def differential_entries(path: pathlib.Path) -> dict[str, dict[str, str]]:
         if e["class"] in out:
             raise KnownFailuresError(f"{path}: differential_known: {e['class']} listed twice")
         out[e["class"]] = {k: e[k].strip() for k in DIFFERENTIAL_FIELDS[1:]}
+        if e.get("intermittent"):
+            out[e["class"]]["intermittent"] = "true"
     return out

@@ -7,8 +7,8 @@
 
 One Deployment and Service per implementation, all with the benchmark's limits (1.5 CPU, 512 MiB)
 and the same probes, security context and environment, so that a cluster compares them as the
-benchmark does; an Elasticsearch StatefulSet; a Job that loads the conformance fixture; a wrk Job.
-The hand-written files there (kustomization.yaml, README.md) are not touched.
+benchmark does; an Elasticsearch StatefulSet; a Job that loads the conformance fixture; a wrk Job;
+and kustomization.yaml, which applies all of them but the wrk Job. README.md there is hand-written.
 """
 
 from __future__ import annotations
@@ -252,15 +252,40 @@ def rendered() -> dict[str, str]:
     for name, (source, docs) in files.items():
         body = "---\n".join(yaml.safe_dump(d, sort_keys=False, allow_unicode=True, width=100) for d in docs)
         out[name] = HEADER.format(source=source) + body
+    out[KUSTOMIZATION] = kustomization(list(out))
     return out
 
 
+KUSTOMIZATION = "kustomization.yaml"
+
+
+def kustomization(manifests: list[str]) -> str:
+    """What `kubectl apply -k` applies: every manifest but the wrk Job, which runs on its own."""
+    doc = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": sorted(n for n in manifests if n != "wrk.yaml"),
+    }
+    return (
+        "# kubectl apply -k deploy/kubernetes\n"
+        + HEADER.format(source="the manifests beside it")
+        + yaml.safe_dump(doc, sort_keys=False, width=100)
+        + "# Point the services at your registry, e.g.:\n"
+        + "#   kustomize edit set image localhost/cityref/rust-actix=registry.example.com/cityref/rust-actix:1.2.3\n"
+        + "# wrk.yaml (a load Job) is applied on its own, once everything is ready:\n"
+        + "#   kubectl apply -f deploy/kubernetes/wrk.yaml && kubectl logs -f job/cityref-wrk\n"
+    )
+
+
 def validate(files: dict[str, str]) -> bool:
-    """Every manifest against the Kubernetes schemas (strict: unknown fields are errors)."""
+    """Every manifest against the Kubernetes schemas (strict: unknown fields are errors); the
+    kustomization is kustomize's, not an API object."""
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for name, text in files.items():
+            if name == KUSTOMIZATION:
+                continue
             (Path(tmp) / name).write_text(text)
             paths.append(str(Path(tmp) / name))
         for version in KUBERNETES_VERSIONS:
@@ -271,7 +296,7 @@ def validate(files: dict[str, str]) -> bool:
 
 def main(argv: list[str]) -> int:
     files = rendered()
-    stale = {p.name for p in OUT.glob("*.yaml") if p.name != "kustomization.yaml"} - set(files)
+    stale = {p.name for p in OUT.glob("*.yaml")} - set(files)
     if argv[:1] == ["--check"]:
         wrong = [n for n, text in files.items() if not (OUT / n).exists() or (OUT / n).read_text() != text]
         if wrong or stale:

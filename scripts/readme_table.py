@@ -3,7 +3,8 @@
     readme_table.py           rewrite the table between the markers in README.md
     readme_table.py --check   exit 1 if README.md's table differs from the descriptors (make test)
 
-Columns: name, language, framework and Elasticsearch client, folder, and a status built from the
+Columns: name, port (`make up`'s and compose's), language, framework and Elasticsearch client, folder,
+and a status built from the
 descriptor: its `note`, its known failures (`known_failures`), what its framework's HTTP layer does
 natively (`http_layer`, in plain words, required), and its framework's defects against the spec's
 safety tier (`differential_known`, each with a reproduction and an upstream report), linked to the
@@ -38,8 +39,15 @@ def status(desc: dict, path: pathlib.Path) -> str:
     )
     parts.append(f"HTTP layer ([natively]({MATRIX})): {desc['http_layer'].rstrip('.')}")
     by_report: dict[str, list[str]] = {}
+    intermittent: dict[str, int] = {}
     for d in defects:
-        by_report.setdefault(d["upstream"], []).append(f"`{d['class']}`")
+        by_report.setdefault(d["upstream"], [])
+        if d.get("intermittent"):
+            intermittent[d["upstream"]] = intermittent.get(d["upstream"], 0) + 1
+        else:
+            by_report[d["upstream"]].append(f"`{d['class']}`")
+    for report, n in intermittent.items():
+        by_report[report].append(f"intermittently {n} more classes")
     parts.append(
         "safety tier: passes"
         if not defects
@@ -50,13 +58,14 @@ def status(desc: dict, path: pathlib.Path) -> str:
 
 
 def table() -> str:
-    rows = ["| service | language | framework | folder | status |", "|---|---|---|---|---|"]
+    rows = ["| service | port | language | framework | folder | status |", "|---|---|---|---|---|---|"]
     for path in descriptors.paths():
         desc = descriptors.load(path)
         folder = path.parent.relative_to(descriptors.ROOT).as_posix()
         framework = ", ".join(filter(None, [desc["framework"], desc.get("elasticsearch_client")]))
         rows.append(
-            f"| {desc['name']} | {desc['language']} | {framework} | [{folder}]({folder}) | {status(desc, path)} |"
+            f"| {desc['name']} | {desc.get('port', '')} | {desc['language']} | {framework} | [{folder}]({folder})"
+            f" | {status(desc, path)} |"
         )
     return "\n".join(rows)
 

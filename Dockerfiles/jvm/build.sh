@@ -1,14 +1,16 @@
 #!/bin/sh
-# Build stage of the JVM images (Dockerfiles/{kotlin-ktor,kotlin-http4k,java-helidon}.Dockerfile),
+# Build stage of the JVM images (Dockerfiles/<service>.Dockerfile of every Java and Kotlin service),
 # run in a JDK 25 image with the service in /app:
 #   build.sh <jar> [java options the service runs with, besides @/app/jvm.args]
-# 1. /opt/jre: a jlink'd runtime with only the JDK modules jdeps finds in the jar (and /app/libs).
+# KEEP_MODULES (environment): modules of the list below that this service does use.
+# 1. /opt/jre: a jlink'd runtime with only the JDK modules jdeps finds in the jar (and /app/libs or
+#    /app/lib, the libraries beside it).
 # 2. Fixed mtimes (0) on /opt/jre and /app: the AOT cache records the jars' mtimes and the image
 #    layers are written with the same fixed timestamp (podman build --timestamp 0; Docker keeps 0).
 # 3. The AOT training run (Train.java) writes /app/cityref.aot.
 set -eu
 jar=$1; shift
-libs=$(find /app/libs -name '*.jar' 2>/dev/null | sort || true)
+libs=$(find /app/libs /app/lib -name '*.jar' 2>/dev/null | sort || true)
 # shellcheck disable=SC2086 # the jar list is split on purpose
 found=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar" $libs)
 # Modules jdeps finds only in library code that cityref never runs, left out (the images pass the
@@ -18,8 +20,10 @@ found=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar
 #   java.sql         Jackson's optional java.sql types, the ES client's ES|QL JDBC helper,
 #                    Micrometer's database binders
 #   java.instrument  kotlinx-coroutines' debug agent
-# (jdk.management stays: Helidon's startup calls java.lang.management.ManagementFactory.)
-unused="java.desktop java.sql java.instrument"
+# (jdk.management stays: Helidon's startup calls java.lang.management.ManagementFactory.) A service
+# that needs one of them names it in KEEP_MODULES (java-spring-boot: java.desktop, for Spring's
+# java.beans introspection).
+unused=$(echo java.desktop java.sql java.instrument | tr ' ' '\n' | grep -vxF "$(echo "${KEEP_MODULES:-}" | tr ' ,' '\n\n')" | paste -sd' ' -)
 modules=$(echo "$found" | tr , '\n' | grep -vxF "$(echo "$unused" | tr ' ' '\n')" | paste -sd, -)
 echo "jlink modules: $modules (jdeps found: $found)"
 jlink --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=zip-6 \

@@ -194,6 +194,21 @@ def city(i: int) -> Answer:
     return Answer(200, "application/json", CITY % i, "")
 
 
+def test_pipelined_requests_behind_an_answer_that_announces_the_close_need_no_answer():
+    """RFC 9112 9.6: a server that sends `Connection: close` answers nothing more on that connection."""
+    case = {
+        "id": "p",
+        "class": "pipelined",
+        "methods": ["GET", "GET"],
+        "expect": [{"status": 404, "message": "Not Found: no such resource."}, {"status": 200, "city": 3}],
+    }
+    announced = Answer(404, "application/json", JSON_404, "", closes=True)
+    assert differential.wire_case_problem(case, Outcome((announced,), True)) is None
+    silent = Answer(404, "application/json", JSON_404, "")
+    assert "1 answers, expected 2" in differential.wire_case_problem(case, Outcome((silent,), True))
+    assert "1 answers, expected 2" in differential.wire_case_problem(case, Outcome((announced,), False))
+
+
 def test_a_smuggling_case_is_safe_answered_in_full_or_cut_by_a_close_or_refused():
     case = {
         "id": "s",
@@ -265,7 +280,10 @@ def test_known_deviations_need_a_reproduction_and_an_upstream_report(tmp_path):
         "differential_known:\n  - class: version:http/1.0\n    reason: because\n"
         "    reproduction: docs/upstream/repro/x\n    upstream: docs/upstream/x.md\n"
     )
-    assert differential.load_known({"svc": path})["svc"] == {"version:http/1.0": "because"}
+    entry = {"reason": "because", "reproduction": "docs/upstream/repro/x", "upstream": "docs/upstream/x.md"}
+    assert differential.load_known({"svc": path})["svc"] == {"version:http/1.0": entry}
+    path.write_text(path.read_text() + "    intermittent: true\n")
+    assert differential.load_known({"svc": path})["svc"]["version:http/1.0"]["intermittent"] == "true"
     path.write_text("differential_known:\n  - class: line:bare-lf\n    reason: because\n")
     with pytest.raises(ValueError):
         differential.load_known({"svc": path})
