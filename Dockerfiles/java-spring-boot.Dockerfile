@@ -33,10 +33,11 @@ COPY Dockerfiles/jvm/ /build/
 COPY --from=jar /src/services/java-spring-boot/target/cityref-java-spring-boot.jar /tmp/
 RUN java -Djarmode=tools -jar /tmp/cityref-java-spring-boot.jar extract --destination /app
 COPY --from=jar /src/services/jvm.args /app/
-# Spring's java.beans introspection needs java.desktop, which build.sh otherwise leaves out.
+# Spring's java.beans introspection needs java.desktop, and Tomcat's web application class loader
+# java.instrument: build.sh otherwise leaves both out.
 # -Dspring.aot.enabled=true: the bean definitions generated at build time replace the start-up's
 # configuration-class parsing and condition evaluation (Dockerfiles/README.md).
-RUN KEEP_MODULES=java.desktop sh /build/build.sh /app/cityref-java-spring-boot.jar -Dspring.aot.enabled=true
+RUN KEEP_MODULES=java.desktop,java.instrument sh /build/build.sh /app/cityref-java-spring-boot.jar -Dspring.aot.enabled=true
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev

@@ -1,6 +1,6 @@
 /*
  * The AOT training run of the JVM images (JEP 483/514/515, JDK 25), run by the build stage of
- * Dockerfiles/{kotlin-ktor,kotlin-http4k,java-helidon}.Dockerfile with the full JDK:
+ * the Dockerfile of every Java and Kotlin service (Dockerfiles/jvm/build.sh) with the full JDK:
  *
  *   java Train.java <cache> <java> <jvm-args...>
  *

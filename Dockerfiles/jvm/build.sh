@@ -21,8 +21,8 @@ found=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar
 #                    Micrometer's database binders
 #   java.instrument  kotlinx-coroutines' debug agent
 # (jdk.management stays: Helidon's startup calls java.lang.management.ManagementFactory.) A service
-# that needs one of them names it in KEEP_MODULES (java-spring-boot: java.desktop, for Spring's
-# java.beans introspection).
+# that needs one of them names it in KEEP_MODULES (java-spring-boot: java.desktop for Spring's
+# java.beans introspection, java.instrument for Tomcat's web application class loader).
 unused=$(echo java.desktop java.sql java.instrument | tr ' ' '\n' | grep -vxF "$(echo "${KEEP_MODULES:-}" | tr ' ,' '\n\n')" | paste -sd' ' -)
 modules=$(echo "$found" | tr , '\n' | grep -vxF "$(echo "$unused" | tr ' ' '\n')" | paste -sd, -)
 echo "jlink modules: $modules (jdeps found: $found)"

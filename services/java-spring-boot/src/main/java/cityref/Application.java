@@ -1,11 +1,9 @@
 package cityref;
 
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -19,27 +17,22 @@ public class Application {
         if (args.length == 1 && args[0].equals("healthcheck")) {
             System.exit(healthcheck());
         }
+        // SIGTERM/SIGINT become System.exit(0) from the first moment: Spring Boot's own shutdown hook
+        // then closes the context (graceful: Tomcat stops accepting and lets requests in flight
+        // finish, server.shutdown), and the JVM exits 0 as the spec asks, not 143 or 130 as it does
+        // when a signal starts the shutdown hooks itself. Installed before the start, so that a signal
+        // that comes as soon as Tomcat listens, before run() returns, is handled the same way.
+        ShutdownSignals.onTermOrInt(() -> Thread.ofPlatform().name("shutdown").start(() -> System.exit(0)));
         SpringApplication application = new SpringApplication(Application.class);
         application.setApplicationStartup(StartupPhases.begin());
-        ConfigurableApplicationContext context;
         try {
-            context = application.run(args);
+            application.run(args);
         } catch (SpringApplication.AbandonedRunException e) {
             throw e; // the build's AOT processing stops the run here on purpose
         } catch (Throwable e) {
             // Spring has logged why (StartupFailureAnalyzer); never linger half-started.
             System.exit(1);
-            return;
         }
-        // Spring's own shutdown hook would stop the context too, but the JVM then exits 143 after
-        // SIGTERM; the spec wants 0. Graceful: Tomcat stops accepting and lets requests in flight
-        // finish (server.shutdown, spring.lifecycle.timeout-per-shutdown-phase).
-        AtomicBoolean stopping = new AtomicBoolean();
-        ShutdownSignals.onTermOrInt(() -> {
-            if (stopping.compareAndSet(false, true)) {
-                Thread.ofPlatform().name("shutdown").start(() -> System.exit(SpringApplication.exit(context, () -> 0)));
-            }
-        });
     }
 
     /** The configuration, validated once; an invalid variable stops the startup (StartupFailureAnalyzer). */
