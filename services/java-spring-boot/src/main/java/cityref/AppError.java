@@ -81,6 +81,21 @@ public final class AppError extends RuntimeException {
         return new AppError(HttpStatus.BAD_REQUEST, "Bad Request: malformed request.");
     }
 
+    /**
+     * The contract's row for a status Tomcat chose itself before Spring MVC ran (its parser, its
+     * limits, its error page): 414, 431, 404 and 405 their own rows, any other 4xx the malformed
+     * request, anything else the unexpected error.
+     */
+    public static AppError forTomcatStatus(int status) {
+        return switch (HttpStatus.resolve(status)) {
+            case URI_TOO_LONG -> uriTooLong();
+            case REQUEST_HEADER_FIELDS_TOO_LARGE -> headerTooLarge();
+            case NOT_FOUND -> noSuchResource();
+            case METHOD_NOT_ALLOWED -> methodNotAllowed();
+            case null, default -> status >= 400 && status < 500 ? malformed() : internal();
+        };
+    }
+
     /** The spec's answer to a header section over the limit, where Tomcat reports one. */
     public static AppError headerTooLarge() {
         return new AppError(

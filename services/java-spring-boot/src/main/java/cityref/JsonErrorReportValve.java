@@ -5,7 +5,6 @@ import java.io.IOException;
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ErrorReportValve;
-import org.springframework.http.HttpStatus;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -25,13 +24,7 @@ public class JsonErrorReportValve extends ErrorReportValve {
         if (status < 400 || response.getContentWritten() > 0 || !response.setErrorReported()) {
             return;
         }
-        AppError error = switch (HttpStatus.resolve(status)) {
-            case URI_TOO_LONG -> AppError.uriTooLong();
-            case REQUEST_HEADER_FIELDS_TOO_LARGE -> AppError.headerTooLarge();
-            case NOT_FOUND -> AppError.noSuchResource();
-            case METHOD_NOT_ALLOWED -> AppError.methodNotAllowed();
-            case null, default -> status < 500 ? AppError.malformed() : AppError.internal();
-        };
+        AppError error = AppError.forTomcatStatus(status);
         byte[] body = JSON.writeValueAsBytes(new Error(error.getMessage()));
         try {
             response.setContentType("application/json");

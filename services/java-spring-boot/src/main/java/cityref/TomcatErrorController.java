@@ -26,17 +26,8 @@ class TomcatErrorController implements ErrorController {
     @RequestMapping("/error")
     ResponseEntity<Error> error(HttpServletRequest request) {
         Object code = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
-        HttpStatus status = code instanceof Integer c ? HttpStatus.resolve(c) : null;
-        if (status == null) {
-            status = HttpStatus.INTERNAL_SERVER_ERROR;
-        }
-        AppError error = switch (status) {
-            case URI_TOO_LONG -> AppError.uriTooLong();
-            case REQUEST_HEADER_FIELDS_TOO_LARGE -> AppError.headerTooLarge();
-            case NOT_FOUND -> AppError.noSuchResource();
-            case METHOD_NOT_ALLOWED -> AppError.methodNotAllowed();
-            default -> status.is4xxClientError() ? AppError.malformed() : AppError.internal();
-        };
+        int status = code instanceof Integer c && HttpStatus.resolve(c) != null ? c : 500;
+        AppError error = AppError.forTomcatStatus(status);
         return ResponseEntity.status(status)
                 .contentType(MediaType.APPLICATION_JSON)
                 .body(new Error(error.getMessage()));
