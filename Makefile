@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full
+.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full bench-resilience
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -20,7 +20,10 @@ bench:  ## the benchmark, quick profile: sets everything up, writes out/bench/la
 bench-full:  ## the benchmark, the original study's full profile (connections 2…2048, 3 interleaved repeats)
 	@scripts/bench.sh --profile full $(ARGS)
 
-test:  ## spec lint, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke run, images
+bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 45 minutes (ARGS=… for options)
+	@scripts/bench.sh resilience $(ARGS)
+
+test:  ## spec lint, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke runs, images
 	@scripts/test.sh
 
 package-test:  ## the installable suite end to end: wheel, fresh venv, run from outside the tree against go-kit

@@ -3,6 +3,8 @@
 python -m bench [options]                  run a benchmark (options below)
 python -m bench report RUN.json...         redraw a run's report.html
 python -m bench check RUN.json             exit 1 if a run file is unusable (failed targets, missing figures)
+python -m bench resilience [options]       outage, slow upstream, slow and hostile clients, soak, per target
+                                           (python -m bench resilience --help)
 python -m bench compare RUN_A RUN_B [--html PATH]
                                            per target, how CPU per request, requests/s, memory and startup
                                            moved from A to B; changes within the runs' own spread are noise
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from cityref_tools import descriptors
 
-from . import compare, report, runner, targets
+from . import compare, report, resilience, resilience_report, runner, targets
 from .targets import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,8 +233,11 @@ def profile_problem(p: runner.Profile) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["resilience"]:
+        return resilience_main(argv[1:])
     if argv[:1] == ["check"]:
-        problems = check(json.loads(Path(argv[1]).read_text()))
+        doc = json.loads(Path(argv[1]).read_text())
+        problems = resilience.check(doc) if doc.get("schema") == resilience.SCHEMA else check(doc)
         print("\n".join(problems) or f"{argv[1]}: ok")
         return 1 if problems else 0
     if argv[:1] == ["compare"]:
@@ -260,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["report"]:
         for f in argv[1:]:
             doc = json.loads(Path(f).read_text())
-            Path(f).with_name("report.html").write_text(report.html(doc))
+            render = resilience_report.html if doc.get("schema") == resilience.SCHEMA else report.html
+            Path(f).with_name("report.html").write_text(render(doc))
             print(Path(f).with_name("report.html"))
         return 0
     a = parser().parse_args(argv)
@@ -272,6 +278,56 @@ def main(argv: list[str] | None = None) -> int:
     print(text_summary(doc))
     print(f"\nreport: {outdir / 'report.html'}\nrun file: {outdir / 'run.json'}")
     return 0 if all(r["status"] == "ok" for r in doc["results"]) else 1
+
+
+def resilience_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bench resilience", description=resilience.__doc__, formatter_class=HelpFormatter
+    )
+    p.add_argument("--profile", choices=sorted(resilience.PROFILES), default="quick")
+    p.add_argument("--services", help="comma-separated services (default: every services/*/cityref.yaml)")
+    p.add_argument("--no-bare", action="store_true", help="skip the services run bare")
+    p.add_argument("--no-images", action="store_true", help="skip the services' images")
+    p.add_argument("--image-tag", default="latest", help="tag of localhost/cityref/<service> images")
+    p.add_argument("--es-url", default="http://127.0.0.1:9250")
+    p.add_argument("--soak-minutes", type=int, help="soak slices (one minute each outside the smoke profile)")
+    p.add_argument("--slow-clients", type=int, help="how many slow-header connections")
+    p.add_argument("--no-pin", action="store_true", help="no taskset / cpuset placement")
+    p.add_argument("--cpus", type=float, default=1.5, help="CPU quota of each target")
+    p.add_argument("--memory-mib", type=int, default=512, help="memory limit of each target (swap off)")
+    p.add_argument("--log-level", default="warn", help="LOG_LEVEL of the services")
+    p.add_argument("--timeout", type=int, default=15, help="request timeout of the load generators, seconds")
+    p.add_argument("--vegeta", default=str(ROOT / ".cache" / "bin" / "vegeta"))
+    p.add_argument("--out", type=Path, default=ROOT / "out" / "bench")
+    return p
+
+
+def resilience_main(argv: list[str]) -> int:
+    a = resilience_parser().parse_args(argv)
+    a.no_aot_variants, a.image, a.url, a.no_floor, a.no_ceiling = True, [], [], True, True
+    prof = resilience.PROFILES[a.profile]
+    prof = replace(
+        prof,
+        **{k: v for k, v in {"soak_minutes": a.soak_minutes, "slow_clients": a.slow_clients}.items() if v is not None},
+    )
+    if not Path(a.vegeta).exists():
+        raise SystemExit(f"the resilience run needs vegeta at {a.vegeta}: scripts/bench.sh setup builds it")
+    cfg = resilience.Config(
+        profile=prof,
+        targets=build_targets(a, "Elasticsearch"),
+        es_url=a.es_url,
+        limits=Limits(a.cpus, a.memory_mib * 2**20),
+        pin=not a.no_pin,
+        log_level=a.log_level,
+        vegeta=a.vegeta,
+        out=a.out,
+        timeout_s=a.timeout,
+    )
+    outdir = resilience.run(cfg)
+    doc = json.loads((outdir / "run.json").read_text())
+    print(resilience_report.text(doc))
+    print(f"\nreport: {outdir / 'report.html'}\nrun file: {outdir / 'run.json'}")
+    return 0 if all(r["status"] == "ok" for r in doc["resilience"]) else 1
 
 
 def check(doc: dict) -> list[str]:

@@ -64,6 +64,16 @@ class Cgroup:
 
     def procs_files(self) -> list[Path]: ...
 
+    def memory_stat(self) -> dict[str, int]: ...
+
+    def working_set(self) -> int:
+        """Memory charged now minus the inactive file cache: the working set the kubelet and
+        cAdvisor report (and evict by), as opposed to the raw usage in sample()."""
+        usage = self.sample().memory_bytes
+        stat = self.memory_stat()
+        inactive = stat.get("total_inactive_file", stat.get("inactive_file", 0))
+        return max(0, usage - inactive)
+
     def remove(self) -> None: ...
 
     def pids(self) -> list[int]:
@@ -97,6 +107,9 @@ class CgroupV1(Cgroup):
             nr_throttled=stat.get("nr_throttled", 0),
             oom_kills=_kv(mem / "memory.oom_control").get("oom_kill", 0),
         )
+
+    def memory_stat(self) -> dict[str, int]:
+        return _kv(self.paths["memory"] / "memory.stat")
 
     def reset_peak(self) -> bool:
         try:
@@ -133,6 +146,9 @@ class CgroupV2(Cgroup):
             nr_throttled=stat.get("nr_throttled", 0),
             oom_kills=_kv(self.path / "memory.events").get("oom_kill", 0),
         )
+
+    def memory_stat(self) -> dict[str, int]:
+        return _kv(self.path / "memory.stat")
 
     def reset_peak(self) -> bool:
         # Linux >= 6.12 resets memory.peak for writers; older kernels refuse the write.

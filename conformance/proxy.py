@@ -7,13 +7,16 @@ Modes, switchable at any time with :meth:`Proxy.set_mode`:
 ``pass``      forward to Elasticsearch and relay the answer (default)
 ``hold``      keep the request unanswered until the mode changes, then handle it in the new mode
               (so "hang, then release" lets a held request complete normally)
+``delay``     keep each request unanswered for ``delay_s`` from its arrival, then forward it (a slow
+              upstream); a request whose service gave up meanwhile is dropped
 ``status``    answer with a fixed status, body and content type (503, 429, a broken 200, ...)
 ``reset``     read the request, then reset the connection (RST) without answering
 ``refuse``    listener closed and open connections shut: new connections are refused
               (:meth:`Proxy.refuse` / :meth:`Proxy.restore`)
 
 A fault can be limited to some requests with ``match`` (a predicate on the recorded request);
-requests that do not match are passed through.
+requests that do not match are passed through. ``Proxy(url, record=False)`` keeps no record (for
+long runs under load, where the record would only grow).
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ class Mode:
     body: bytes = b""
     content_type: str = "application/json"
     match: Match | None = None
+    delay_s: float = 0.0
 
     def applies(self, ex: Exchange) -> bool:
         return self.name == "pass" or self.match is None or self.match(ex)
@@ -120,6 +124,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        # headers and body go out in two writes: without this, Nagle holds the body for the
+        # service's delayed ACK (40 ms per answer under load)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.server.proxy._track(self.connection, True)
         self._upstream: http.client.HTTPConnection | None = None
 
@@ -165,6 +172,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if mode is None:  # proxy closing, or the service closed the connection
                 self.close_connection = True
                 return
+        if mode.name == "delay":
+            ex.mode = "delay"
+            if not proxy._wait_until(ex.t + mode.delay_s, self.connection):
+                self.close_connection = True
+                return
+            mode = Mode()
         ex.mode = mode.name
         if mode.name == "pass":
             self._forward(ex, body)
@@ -204,6 +217,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if self._upstream is None:
                 self._upstream = http.client.HTTPConnection(proxy.upstream_host, proxy.upstream_port, timeout=30)
             try:
+                if self._upstream.sock is None:
+                    self._upstream.connect()
+                    self._upstream.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 self._upstream.request(self.command, self.path, body=body or None, headers=headers)
                 resp = self._upstream.getresponse()
                 data = resp.read()
@@ -230,8 +246,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 class Proxy:
     """``with Proxy(es_url) as p: ... p.url ...``"""
 
-    def __init__(self, upstream_url: str, host: str = "127.0.0.1"):
+    def __init__(self, upstream_url: str, host: str = "127.0.0.1", record: bool = True):
         u = urlsplit(upstream_url)
+        self.record = record
         self.upstream_host, self.upstream_port = u.hostname or "127.0.0.1", u.port or 80
         self.host = host
         self.port = 0
@@ -293,10 +310,11 @@ class Proxy:
         body: bytes = b"",
         content_type: str = "application/json",
         match: Match | None = None,
+        delay_s: float = 0.0,
     ):
-        assert name in ("pass", "hold", "status", "reset"), name
+        assert name in ("pass", "hold", "status", "reset", "delay"), name
         with self._lock:
-            self._mode = Mode(name, status, body, content_type, match)
+            self._mode = Mode(name, status, body, content_type, match, delay_s)
             self._lock.notify_all()
 
     def refuse(self):
@@ -315,6 +333,8 @@ class Proxy:
             (self._conns.add if add else self._conns.discard)(conn)
 
     def _record(self, ex: Exchange):
+        if not self.record:
+            return
         with self._lock:
             self.exchanges.append(ex)
             self._lock.notify_all()
@@ -335,6 +355,19 @@ class Proxy:
                 self._lock.wait(0.05)
             if _peer_closed(conn):
                 return None
+
+    def _wait_until(self, deadline: float, conn: socket.socket) -> bool:
+        """Sleep until the monotonic deadline; False when the proxy closes or the service gives up first."""
+        while True:
+            with self._lock:
+                if self._closing:
+                    return False
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return True
+                self._lock.wait(min(left, 0.05))
+            if _peer_closed(conn):
+                return False
 
     def max_in_flight(self, mark: int) -> int:
         """The most requests since ``mark`` that were open (unanswered, not given up) at one time."""

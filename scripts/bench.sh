@@ -6,6 +6,10 @@
 #                                        SERVICES set and without it: the first of those),
 #                                        a 3-second stable warm-up, two 2-second steps, fixture city,
 #                                        then `python -m bench check`
+#   scripts/bench.sh resilience [OPTIONS] `make bench-resilience`: setup (no bench dataset: the scenarios use a
+#                                        fixture city), then `python -m bench resilience OPTIONS`
+#   scripts/bench.sh resilience-smoke    its smoke run for `make test`: rust-actix (or the first of SERVICES)
+#                                        bare, every scenario for a second or two, then `python -m bench check`
 # Setup (idempotent): wrk and nginx (apt-get), vegeta (Go proxy, into .cache/bin), Elasticsearch with
 # the fixture (scripts/es.sh up), the bench dataset (make data-bench) unless already loaded, every
 # service's `make build`, and the images that do not exist yet (scripts/images.sh build;
@@ -57,7 +61,7 @@ setup() {
   has --no-open-loop "$@" || vegeta
   scripts/es.sh up
   local es; es=$(scripts/es.sh url)
-  if ! curl -fsS "$es/city/_doc/1000000?_source_includes=id" 2>/dev/null | grep -q '"found":true'; then
+  if [ -z "${NO_DATASET:-}" ] && ! curl -fsS "$es/city/_doc/1000000?_source_includes=id" 2>/dev/null | grep -q '"found":true'; then
     log "loading the bench dataset (make data-bench)"
     make --no-print-directory data-bench
   fi
@@ -78,19 +82,36 @@ setup() {
   fi
 }
 
+# rust-actix, or with SERVICES set and without it, the first of those, built
+smoke_service() {
+  local svcs svc
+  svcs=$(scripts/python.sh scripts/services.py list) || exit 1
+  svc=$(echo "$svcs" | grep -x rust-actix || echo "$svcs" | head -1)
+  make -C "services/$svc" --no-print-directory build >"$OUT/logs/bench-build-$svc.log" 2>&1 \
+    || { tail -30 "$OUT/logs/bench-build-$svc.log" >&2; die "building $svc failed"; }
+  echo "$svc"
+}
+
 case "${1:-}" in
   setup) shift; setup "$@" ;;
   smoke)
     apt_tools
     scripts/es.sh up
-    # rust-actix, or with SERVICES set and without it, the first of those
-    svcs=$(scripts/python.sh scripts/services.py list) || exit 1
-    svc=$(echo "$svcs" | grep -x rust-actix || echo "$svcs" | head -1)
-    make -C "services/$svc" --no-print-directory build >"$OUT/logs/bench-build-$svc.log" 2>&1 \
-      || { tail -30 "$OUT/logs/bench-build-$svc.log" >&2; die "building $svc failed"; }
+    svc=$(smoke_service)
     out="$OUT/bench/smoke"
     scripts/python.sh -m bench --profile smoke --services "$svc" --no-images --no-floor --no-ceiling \
       --no-open-loop --city-id 3 --out "$out"
     scripts/python.sh -m bench check "$out/latest/run.json" ;;
+  resilience)
+    shift; NO_DATASET=1 setup "$@"
+    scripts/python.sh -m bench resilience "$@" ;;
+  resilience-smoke)
+    apt_tools
+    vegeta
+    scripts/es.sh up
+    svc=$(smoke_service)
+    out="$OUT/bench/smoke"
+    scripts/python.sh -m bench resilience --profile smoke --services "$svc" --no-images --out "$out"
+    scripts/python.sh -m bench check "$out/latest-resilience/run.json" ;;
   *) setup "$@"; scripts/python.sh -m bench "$@" ;;
 esac

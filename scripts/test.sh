@@ -3,7 +3,7 @@
 # suite against every implementation in services/*/cityref.yaml (built and started by the suite
 # against the Elasticsearch fixture), the differential group (the same generated hostile requests
 # to all of them at once), the installable suite end to end (scripts/package-test.sh), the benchmark
-# harness's unit tests and smoke run (bench/), then every image built from source (`make images`)
+# harness's unit tests and smoke runs (bench/: the main run and the resilience run), then every image built from source (`make images`)
 # and tested, compose.yaml included (`make test-images`).
 # Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
 # in out/results/.
@@ -56,6 +56,7 @@ else
   log "installable suite: skipped (it runs against go-kit; SERVICES=${SERVICES:-})"
 fi
 stage "bench smoke run" scripts/bench.sh smoke
+stage "bench resilience smoke run" scripts/bench.sh resilience-smoke
 stage "images: build" scripts/images.sh build
 stage "images: conformance, startup, memory" scripts/images.sh test
 

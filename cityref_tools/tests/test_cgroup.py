@@ -151,3 +151,20 @@ def test_remove(v1: Path) -> None:
             f.unlink()
     g.remove()
     assert not (v1 / "cpu/g").exists()
+
+
+def test_working_set_v1_subtracts_inactive_file(v1: Path) -> None:
+    g = cgroup.create("g", 1.5, 2**29, root=v1)
+    fill_v1(g.paths)
+    write(g.paths["memory"] / "memory.stat", "cache 50\ninactive_file 7\ntotal_inactive_file 30000000\n")
+    assert g.working_set() == 100 * 2**20 - 30_000_000
+
+
+def test_working_set_v2_subtracts_inactive_file(v2: Path) -> None:
+    g = cgroup.create("bench/g", 1.5, 2**29, root=v2)
+    write(g.path / "cpu.stat", "usage_usec 1\n")
+    write(g.path / "memory.current", "1048576\n")
+    write(g.path / "memory.stat", "anon 900000\nfile 148576\ninactive_file 48576\n")
+    assert g.working_set() == 1_000_000
+    write(g.path / "memory.stat", "inactive_file 2000000\n")  # never below zero
+    assert g.working_set() == 0

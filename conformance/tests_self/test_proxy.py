@@ -84,3 +84,20 @@ def test_reset_mode(upstream):
         p.set_mode("reset")
         with pytest.raises(rawhttp.HttpError):
             get(p)
+
+
+def test_delay_mode_forwards_late(upstream):
+    with Proxy(upstream) as p:
+        p.set_mode("delay", delay_s=0.4)
+        t0 = time.monotonic()
+        r = get(p)
+        assert r.status == 200 and time.monotonic() - t0 >= 0.4
+        p.set_mode("pass")
+        t0 = time.monotonic()
+        assert get(p).status == 200 and time.monotonic() - t0 < 0.4
+
+
+def test_no_record(upstream):
+    with Proxy(upstream, record=False) as p:
+        assert get(p).status == 200
+        assert p.since(0) == []

@@ -1,0 +1,875 @@
+"""Resilience: how each target fails, holds up and recovers under load (`python -m bench resilience`).
+
+Every target (each service bare and as its image, under the benchmark's limits and placement) goes
+through four scenarios, each bounded in time, all traffic on 127.0.0.1:
+
+1. upstream outage under load: the suite's faulting proxy (conformance/proxy.py) in front of
+   Elasticsearch refuses every connection for `fault_s`, at each of `outage_connections`;
+2. slow upstream: the proxy holds every Elasticsearch request for twice ELASTICSEARCH_TIMEOUT_MS
+   for `fault_s`, under the normal load;
+3. slow and abusive clients beside a normal closed-loop load at `load_connections`: `slow_clients`
+   connections that trickle one header byte every `slow_interval_s`, then three hostile senders
+   (a method token, a header line and a body of `hostile_bytes` each);
+4. soak: `soak_connections` for `soak_minutes` slices of `soak_slice_s`, drift first → last slice.
+
+The outage and slow-upstream scenarios need per-request timing (what answered when), so their
+load is vegeta in a closed loop (`-rate=0 -max-workers=N`: N workers, each sending its next
+request when the last one is answered) with per-request results; the others use wrk like the main
+run. Memory is the working set (cgroup usage minus inactive file cache, what Kubernetes evicts
+by), sampled with the open file descriptors and threads every `sample_s` by a thread of the harness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime as dt
+import io
+import json
+import os
+import select
+import selectors
+import socket
+import statistics
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from conformance.proxy import Proxy
+
+from . import load, placement, runner
+from .targets import CgroupMeter, Env, Running, Target
+
+SCHEMA = "cityref-bench-resilience/1"
+TIMEOUT_MS = 2000  # the contract's default ELASTICSEARCH_TIMEOUT_MS, which every target runs with
+RECOVERED = 0.99  # "recovered" = from here on at least 99 % of the answers are 200s
+MiB = 2**20
+
+
+@dataclass
+class Profile:
+    name: str
+    warm_s: float  # load at load_connections before each phase (the JIT's first compilations)
+    load_connections: int  # the normal closed-loop load
+    outage_connections: list[int]
+    before_s: float  # load before a fault
+    fault_s: float  # how long the fault lasts
+    after_s: float  # load after it: the recovery is looked for in this window
+    slow_clients: int
+    slow_interval_s: float  # one header byte per slow connection every this many seconds
+    slow_hold_cap_s: float  # how long the slow connections are watched
+    slow_load_s: float  # each normal-load measurement of the slow-client scenario
+    hostile_bytes: int
+    hostile_stall_s: float  # a sender that cannot write for this long: the server stopped reading
+    soak_connections: int
+    soak_minutes: int  # slices
+    soak_slice_s: float = 60.0
+    sample_s: float = 0.5
+
+
+PROFILES = {
+    "quick": Profile("quick", 8, 64, [64, 2048], 3, 10, 5, 512, 2, 30, 5, 64 * MiB, 5, 2048, 2),
+    "full": Profile("full", 30, 64, [64, 2048], 5, 10, 10, 512, 2, 120, 10, 64 * MiB, 10, 2048, 10),
+    # make test: one service, seconds per scenario, so that the code keeps working
+    "smoke": Profile("smoke", 1, 8, [16], 1, 2, 2, 16, 0.5, 3, 1, 4 * MiB, 2, 64, 2, 2.0, 0.25),
+}
+
+
+# -- sampling -------------------------------------------------------------------------------------
+
+
+class Sampler:
+    """Working set, raw usage, open fds and threads of the target's cgroup, every `period` seconds."""
+
+    def __init__(self, running: Running, period: float):
+        self.group = running.meter.group if isinstance(running.meter, CgroupMeter) else None
+        self.period = period
+        self.samples: list[dict] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="resilience-sampler", daemon=True)
+
+    def one(self) -> dict:
+        t = time.time()
+        if self.group is None:
+            return {"t": t, "alive": None}
+        try:
+            s = self.group.sample()
+            pids = self.group.pids()
+            fds = threads = 0
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    fds += len(os.listdir(f"/proc/{pid}/fd"))
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    threads += int(status.split("Threads:")[1].split()[0])
+            return {
+                "t": t,
+                "alive": bool(pids),
+                "working_set_bytes": self.group.working_set(),
+                "usage_bytes": s.memory_bytes,
+                "fds": fds,
+                "threads": threads,
+                "oom_kills": s.oom_kills,
+            }
+        except OSError:  # the group is gone: the target died (a container's group goes with it)
+            return {"t": t, "alive": False}
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period):
+            self.samples.append(self.one())
+
+    def __enter__(self) -> Sampler:
+        self.samples.append(self.one())
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(self.one())
+
+    def window(self, t0: float, t1: float) -> list[dict]:
+        return [s for s in self.samples if t0 <= s["t"] <= t1 and s.get("alive")]
+
+
+def resources(samples: list[dict], fn=max) -> dict:
+    """One figure per resource over samples (max by default), None where nothing was measured."""
+    out = {}
+    for key in ("working_set_bytes", "usage_bytes", "fds", "threads"):
+        vals = [s[key] for s in samples if s.get(key) is not None]
+        out[key] = fn(vals) if vals else None
+    return out
+
+
+def last(samples: list[dict], t: float) -> list[dict]:
+    """The last sample at or before t, as a list (empty if none)."""
+    before = [s for s in samples if s["t"] <= t and s.get("alive")]
+    return before[-1:]
+
+
+# -- per-request timelines (vegeta) ---------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    sent: float  # unix seconds
+    done: float
+    code: int  # 0 = no answer (socket error or timeout)
+    error: str
+
+
+def parse_rows(csv_text: str) -> list[Row]:
+    out = []
+    for r in csv.reader(io.StringIO(csv_text)):
+        if len(r) < 6:
+            continue
+        sent = int(r[0]) / 1e9
+        out.append(Row(sent, sent + int(r[2]) / 1e9, int(r[1]), r[5]))
+    return out
+
+
+def timeline_load(
+    vegeta: str,
+    url: str,
+    workers: int,
+    seconds: float,
+    cpus: str | None,
+    workdir: Path,
+    timeout_s: int,
+    events: list[tuple[float, str, Callable[[], object]]],
+) -> tuple[list[Row], dict[str, float]]:
+    """A closed loop of `workers` for `seconds`; `events` are (offset s, name, action) run on the way.
+    Returns every request and, per event, the wall times (unix s) its action began and ended."""
+    targets = workdir / "resilience-targets.txt"
+    targets.write_text(f"GET {url}\n")
+    results = workdir / "resilience-results.bin"
+    pin = ["taskset", "-c", cpus] if cpus else []
+    argv = pin + [
+        vegeta,
+        "attack",
+        "-rate=0",
+        f"-max-workers={workers}",
+        f"-workers={workers}",
+        f"-duration={seconds:g}s",
+        f"-timeout={timeout_s}s",
+        f"-targets={targets}",
+        "-keepalive=true",
+    ]
+    marks: dict[str, tuple[float, float]] = {}
+    with results.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out)
+        t0 = time.time()
+        try:
+            for offset, name, action in events:
+                time.sleep(max(0.0, t0 + offset - time.time()))
+                began = time.time()
+                action()
+                marks[name] = (began, time.time())
+            proc.wait(timeout=seconds + timeout_s + 30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    enc = subprocess.run([vegeta, "encode", "--to", "csv", str(results)], capture_output=True, text=True, check=True)
+    results.unlink()
+    return parse_rows(enc.stdout), marks
+
+
+def answers(rows: list[Row]) -> dict:
+    """Status counts, socket errors apart, and latency percentiles of these requests."""
+    by_status: dict[str, int] = {}
+    socket_errors: dict[str, int] = {}
+    for r in rows:
+        if r.code:
+            by_status[str(r.code)] = by_status.get(str(r.code), 0) + 1
+        else:
+            # "Get \"http://…\": dial tcp …: connect: connection refused" -> "connect: connection refused"
+            why = r.error.rsplit(": ", 2)[-2:] if r.error else ["?"]
+            key = ": ".join(why)[:80]
+            socket_errors[key] = socket_errors.get(key, 0) + 1
+    lat = sorted((r.done - r.sent) * 1000 for r in rows)
+    return {
+        "requests": len(rows),
+        "by_status": dict(sorted(by_status.items())),
+        "socket_errors": sum(socket_errors.values()),
+        "socket_errors_detail": socket_errors,
+        "p50_ms": load.percentile(lat, 50) if lat else None,
+        "p99_ms": load.percentile(lat, 99) if lat else None,
+        "max_ms": lat[-1] if lat else None,
+    }
+
+
+def recovery_s(rows: list[Row], t_return: float, ok_ratio: float = RECOVERED, bin_s: float = 0.1) -> float | None:
+    """Seconds from the upstream's return until the answers are 200s again: answers are binned by
+    completion time in `bin_s` bins from the return; the recovery ends with the last bin whose answers
+    are less than `ok_ratio` 200s (0 when there is none). None: the last bin is still bad (not
+    recovered within the run). Independent of how long the run goes on after recovering."""
+    bins: dict[int, list[int]] = {}
+    for r in rows:
+        if r.done >= t_return:
+            b = bins.setdefault(int((r.done - t_return) / bin_s), [0, 0])
+            b[0] += r.code == 200
+            b[1] += 1
+    if not bins:
+        return None
+    bad = [i for i, (ok, n) in bins.items() if ok / n < ok_ratio]
+    if not bad:
+        return 0.0
+    if max(bad) == max(bins):
+        return None
+    return (max(bad) + 1) * bin_s
+
+
+def fault_figures(rows: list[Row], marks: dict, sampler: Sampler, t_start: float, t_end: float) -> dict:
+    """Requests by when they were sent: before the fault began to be set, while it was fully in force
+    (from the end of its setting to the start of its removal), after it was removed."""
+    on = marks["fault_on"][1]
+    off_began, off = marks["fault_off"]
+    before = [r for r in rows if r.sent < marks["fault_on"][0]]
+    during = [r for r in rows if on <= r.sent < off_began]
+    after = [r for r in rows if r.sent >= off]
+    return {
+        "fault_s": off_began - on,
+        "before": answers(before),
+        "during": answers(during),
+        "after": answers(after),
+        "recovery_s": recovery_s(rows, off),
+        "observed_after_s": max((r.done for r in rows), default=off) - off,
+        "resources": {
+            "before": resources(last(sampler.samples, on)),
+            "during_max": resources(sampler.window(on, off)),
+            "after": resources(last(sampler.samples, t_end)),
+        },
+    }
+
+
+# -- slow and hostile clients ---------------------------------------------------------------------
+
+
+SLOW_HEAD = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+
+
+def slow_clients(port: int, path: str, n: int, interval: float, cap_s: float, opened: threading.Event) -> dict:
+    """n connections that send a request line and then one header byte every `interval` seconds,
+    never finishing the head; watched until the server closes them all or `cap_s` has passed."""
+    sel = selectors.DefaultSelector()
+    conns: dict[socket.socket, dict] = {}
+    refused = 0
+    for _ in range(n):
+        s = socket.socket()
+        s.settimeout(2)
+        try:
+            s.connect(("127.0.0.1", port))
+            s.sendall(SLOW_HEAD % path.encode())
+        except OSError:
+            refused += 1
+            s.close()
+            continue
+        s.setblocking(False)
+        conns[s] = {"opened": time.time(), "closed": None, "answer": None}
+        sel.register(s, selectors.EVENT_READ)
+    opened.set()
+    t0 = time.time()
+    next_byte = t0 + interval
+    open_ = set(conns)
+
+    def close(s: socket.socket, answer: str | None) -> None:
+        conns[s]["closed"] = time.time()
+        conns[s]["answer"] = answer
+        open_.discard(s)
+        sel.unregister(s)
+        s.close()
+
+    while open_ and time.time() < t0 + cap_s:
+        for key, _ in sel.select(timeout=0.1):
+            s = key.fileobj
+            try:
+                data = s.recv(65536)
+            except OSError:
+                data = b""
+            close(s, status_of(data))
+        if time.time() >= next_byte:
+            next_byte += interval
+            for s in list(open_):
+                try:
+                    s.send(b"a")
+                except OSError:  # closed: an answer may still be there to read
+                    try:
+                        data = s.recv(65536)
+                    except OSError:
+                        data = b""
+                    close(s, status_of(data))
+    still = len(open_)
+    for s in list(open_):
+        sel.unregister(s)
+        s.close()
+    held = sorted(c["closed"] - c["opened"] for c in conns.values() if c["closed"] is not None)
+    statuses: dict[str, int] = {}
+    for c in conns.values():
+        if c["closed"] is not None:
+            k = c["answer"] or "closed without an answer"
+            statuses[k] = statuses.get(k, 0) + 1
+    return {
+        "connections": n,
+        "interval_s": interval,
+        "watched_s": cap_s,
+        "refused": refused,
+        "closed_by_server": len(held),
+        "still_open_at_end": still,
+        "held_s_median": statistics.median(held) if held else None,
+        "held_s_max": held[-1] if held else None,
+        "closed_with": statuses,
+    }
+
+
+def status_of(data: bytes) -> str | None:
+    """The status code of an answer's first bytes, or None."""
+    if not data.startswith(b"HTTP/"):
+        return None
+    parts = data.split(b"\r\n", 1)[0].split(b" ")
+    return parts[1].decode(errors="replace")[:3] if len(parts) > 1 else None
+
+
+HOSTILE = {
+    # no space ever: the server cannot know a method from a request line
+    "method token": (b"", b"A"),
+    "header line": (b"GET /city/v1/get?id=3&language=en HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ", b"a"),
+    "body": (None, b"b"),  # a GET with a Content-Length body of the whole size
+}
+
+
+def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 1024) -> dict:
+    """One client sending `size` bytes of one kind as fast as the server takes them. The outcome:
+    cut (closed or reset before the end), read all (every byte taken), stalled (the server stopped
+    reading and kept the connection for `stall_s`). Bytes counted are what the client wrote; its
+    send buffer is kept small (64 KiB), but the server's receive buffer holds some too."""
+    head, fill = HOSTILE[kind]
+    if head is None:
+        head = b"GET /city/v1/get?id=3&language=en HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % size
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
+    t0 = time.time()
+    sent, outcome, status = 0, None, None
+    try:
+        s.settimeout(5)
+        s.connect(("127.0.0.1", port))
+        s.sendall(head)
+        s.setblocking(False)
+        block = fill * chunk
+        while sent < size and outcome is None:
+            r, w, _ = select_rw(s, stall_s)
+            if r:
+                data = s.recv(65536)
+                if not data:
+                    outcome = "cut"
+                    break
+                status = status or status_of(data)
+            if not w:
+                if not r:
+                    outcome = "stalled"
+                continue
+            try:
+                sent += s.send(block[: min(chunk, size - sent)])
+            except BlockingIOError:
+                continue
+        if outcome is None:
+            outcome = "read all"
+            # whatever answer follows
+            r, _, _ = select_rw(s, stall_s, write=False)
+            if r:
+                data = s.recv(65536)
+                status = status or status_of(data)
+    except (ConnectionResetError, BrokenPipeError):
+        outcome = "cut"
+    except OSError as e:
+        outcome = f"error: {e}"
+    finally:
+        s.close()
+    return {"kind": kind, "size": size, "bytes_sent": sent, "outcome": outcome, "status": status, "s": time.time() - t0}
+
+
+def select_rw(s: socket.socket, timeout: float, write: bool = True) -> tuple[bool, bool, None]:
+    r, w, _ = select.select([s], [s] if write else [], [], timeout)
+    return bool(r), bool(w), None
+
+
+def wrk_figures(m: dict) -> dict:
+    return {
+        "rps": m["successes"] / m["duration_s"] if m["duration_s"] else None,
+        "errors": m["status_errors"] + m["socket_errors"],
+        "p99_ms": m["latency_ms"]["p99"],
+    }
+
+
+class Background:
+    """wrk run in a thread (the normal load beside the slow or hostile clients)."""
+
+    def __init__(self, url: str, connections: int, seconds: float, cpus: str | None, timeout_s: int):
+        self.result: dict | None = None
+        self.error: str | None = None
+
+        def go() -> None:
+            try:
+                self.result = load.run_wrk(url, connections, seconds, {}, cpus, timeout_s)
+            except Exception as e:  # noqa: BLE001
+                self.error = str(e)
+
+        self.thread = threading.Thread(target=go, daemon=True)
+        self.thread.start()
+
+    def wait(self) -> dict:
+        self.thread.join()
+        if self.result is None:
+            raise RuntimeError(f"the normal load failed: {self.error}")
+        return wrk_figures(self.result)
+
+
+# -- the scenarios --------------------------------------------------------------------------------
+
+
+@dataclass
+class Ctx:
+    cfg: Config
+    running: Running
+    sampler: Sampler
+    load_cpus: str | None
+    workdir: Path
+    show: Callable[[str], None]
+
+    @property
+    def url(self) -> str:
+        return self.running.url + self.running.path % self.cfg.city_id
+
+    @property
+    def port(self) -> int:
+        return int(self.running.url.rsplit(":", 1)[1])
+
+
+def warm(ctx: Ctx) -> dict:
+    p = ctx.cfg.profile
+    ctx.show(f"warm-up, {p.load_connections} connections, {p.warm_s:g} s")
+    m = load.run_wrk(ctx.url, p.load_connections, p.warm_s, {}, ctx.load_cpus, ctx.cfg.timeout_s)
+    if m["successes"] == 0:
+        raise RuntimeError("the warm-up got no successful answer")
+    return wrk_figures(m)
+
+
+def fault(ctx: Ctx, connections: int, on, off, what: str) -> dict:
+    p = ctx.cfg.profile
+    ctx.show(f"{what}, {connections} connections, {p.before_s + p.fault_s + p.after_s:g} s")
+    t_start = time.time()
+    rows, marks = timeline_load(
+        ctx.cfg.vegeta,
+        ctx.url,
+        connections,
+        p.before_s + p.fault_s + p.after_s,
+        ctx.load_cpus,
+        ctx.workdir,
+        ctx.cfg.timeout_s,
+        [(p.before_s, "fault_on", on), (p.before_s + p.fault_s, "fault_off", off)],
+    )
+    out = fault_figures(rows, marks, ctx.sampler, t_start, time.time())
+    out["connections"] = connections
+    out["alive"] = bool(ctx.sampler.one().get("alive"))
+    time.sleep(1)
+    return out
+
+
+def slow_and_hostile(ctx: Ctx) -> dict:
+    p, cfg = ctx.cfg.profile, ctx.cfg
+    ctx.show(f"normal load alone, {p.load_connections} connections, {p.slow_load_s:g} s")
+    baseline = wrk_figures(load.run_wrk(ctx.url, p.load_connections, p.slow_load_s, {}, ctx.load_cpus, cfg.timeout_s))
+    ctx.show(f"{p.slow_clients} slow-header clients, watched {p.slow_hold_cap_s:g} s, with the normal load")
+    opened = threading.Event()
+    slow: dict = {}
+    t0 = time.time()
+    watcher = threading.Thread(
+        target=lambda: slow.update(
+            slow_clients(
+                ctx.port, "/city/v1/get?id=3&language=en", p.slow_clients, p.slow_interval_s, p.slow_hold_cap_s, opened
+            )
+        ),
+        daemon=True,
+    )
+    watcher.start()
+    opened.wait(60)
+    with_slow = Background(ctx.url, p.load_connections, p.slow_load_s, ctx.load_cpus, cfg.timeout_s).wait()
+    watcher.join()
+    slow_resources = resources(ctx.sampler.window(t0, time.time()))
+    ctx.show(f"hostile senders ({p.hostile_bytes // MiB} MiB each) with the normal load")
+    ctx.running.meter.reset_peak()
+    t1 = time.time()
+    bg = Background(ctx.url, p.load_connections, p.slow_load_s, ctx.load_cpus, cfg.timeout_s)
+    senders = [hostile(ctx.port, kind, p.hostile_bytes, p.hostile_stall_s) for kind in HOSTILE]
+    with_hostile = bg.wait()
+    peak = ctx.running.meter.sample()
+    hostile_resources = resources(ctx.sampler.window(t1, time.time()))
+    if peak is not None:
+        hostile_resources["usage_peak_bytes"] = peak.memory_peak_bytes
+    time.sleep(1)
+    return {
+        "normal_load": {
+            "connections": p.load_connections,
+            "seconds": p.slow_load_s,
+            "alone": baseline,
+            "with_slow_clients": with_slow,
+            "with_hostile_senders": with_hostile,
+        },
+        "slow_clients": slow | {"resources_max": slow_resources},
+        "hostile": {"senders": senders, "resources_max": hostile_resources},
+        "alive": bool(ctx.sampler.one().get("alive")),
+    }
+
+
+def soak(ctx: Ctx) -> dict:
+    p, cfg = ctx.cfg.profile, ctx.cfg
+    slices = []
+    for i in range(p.soak_minutes):
+        ctx.show(f"soak, {p.soak_connections} connections, slice {i + 1}/{p.soak_minutes} of {p.soak_slice_s:g} s")
+        t0 = time.time()
+        m = load.run_wrk(ctx.url, p.soak_connections, p.soak_slice_s, {}, ctx.load_cpus, cfg.timeout_s)
+        t1 = time.time()
+        end = ctx.sampler.one()
+        slices.append(
+            wrk_figures(m)
+            | {
+                "working_set_bytes_max": resources(ctx.sampler.window(t0, t1))["working_set_bytes"],
+                "working_set_bytes": end.get("working_set_bytes"),
+                "usage_bytes": end.get("usage_bytes"),
+                "fds": end.get("fds"),
+                "threads": end.get("threads"),
+            }
+        )
+    first, lastv = slices[0], slices[-1]
+
+    def drift(key: str) -> float | None:
+        a, b = first.get(key), lastv.get(key)
+        return None if a is None or b is None else b - a
+
+    return {
+        "connections": p.soak_connections,
+        "slice_s": p.soak_slice_s,
+        "slices": slices,
+        "drift": {k: drift(k) for k in ("working_set_bytes", "fds", "threads", "errors", "p99_ms", "rps")},
+        "alive": bool(ctx.sampler.one().get("alive")),
+    }
+
+
+# -- one target, the run --------------------------------------------------------------------------
+
+
+@dataclass
+class Config:
+    profile: Profile
+    targets: list[Target]
+    es_url: str = "http://127.0.0.1:9250"
+    city_id: int = 3  # a fixture city: every target answers it
+    limits: runner.Limits | None = None
+    pin: bool = True
+    log_level: str = "warn"
+    vegeta: str = str(runner.ROOT / ".cache" / "bin" / "vegeta")
+    out: Path = runner.ROOT / "out" / "bench"
+    timeout_s: int = 15
+
+
+def run_target(cfg: Config, target: Target, env: Env, load_cpus: str | None, workdir: Path, progress) -> dict:
+    p = cfg.profile
+    rec: dict = {"target": target.name, "kind": target.kind, "meta": target.meta, "status": "ok", "reason": None}
+
+    def show(what: str) -> None:
+        progress.show(target.name, what)
+
+    # Phase 1, straight to Elasticsearch: slow and hostile clients, then the soak.
+    try:
+        show("starting (straight to Elasticsearch)")
+        running = target.start(env, f"/city/v1/get?id={cfg.city_id}&language=en")
+    except Exception as e:  # noqa: BLE001 - reported, the run goes on
+        rec.update(status="failed", reason=f"did not start: {e}")
+        return rec
+    rec["startup_s"] = running.startup_s
+    try:
+        with Sampler(running, p.sample_s) as sampler:
+            ctx = Ctx(cfg, running, sampler, load_cpus, workdir, show)
+            rec["warmup"] = warm(ctx)
+            rec["clients"] = slow_and_hostile(ctx)
+            rec["soak"] = soak(ctx)
+            rec["samples_direct"] = sampler.samples
+    except Exception as e:  # noqa: BLE001
+        rec.update(status="failed", reason=f"clients/soak: {e}")
+    finally:
+        running.stop()
+    if rec["status"] != "ok":
+        return rec
+    # Phase 2, through the faulting proxy: outage at each count, then the slow upstream.
+    with Proxy(cfg.es_url, record=False) as proxy:
+        penv = Env(proxy.url, env.limits, env.cpus, env.logdir, env.log_level, env.startup_timeout_s)
+        try:
+            show("starting (through the faulting proxy)")
+            running = target.start(penv, f"/city/v1/get?id={cfg.city_id}&language=en")
+        except Exception as e:  # noqa: BLE001
+            rec.update(status="failed", reason=f"did not start behind the proxy: {e}")
+            return rec
+        try:
+            with Sampler(running, p.sample_s) as sampler:
+                ctx = Ctx(cfg, running, sampler, load_cpus, workdir, show)
+                warm(ctx)
+                rec["outage"] = [
+                    fault(ctx, n, proxy.refuse, proxy.restore, "upstream outage") for n in p.outage_connections
+                ]
+                delay = 2 * TIMEOUT_MS / 1000
+                rec["slow_upstream"] = fault(
+                    ctx,
+                    p.load_connections,
+                    lambda: proxy.set_mode("delay", delay_s=delay),
+                    lambda: proxy.set_mode("pass"),
+                    f"slow upstream ({delay:g} s per answer)",
+                )
+                rec["slow_upstream"]["delay_s"] = delay
+                rec["samples_proxy"] = sampler.samples
+        except Exception as e:  # noqa: BLE001
+            rec.update(status="failed", reason=f"upstream faults: {e}")
+        finally:
+            running.stop()
+    rec["words"] = words(rec)
+    return rec
+
+
+def run(cfg: Config) -> Path:
+    p = cfg.profile
+    nofile = runner.raise_nofile(
+        max([p.soak_connections, p.slow_clients + p.load_connections, *p.outage_connections]) + runner.NOFILE_MARGIN
+    )
+    started = dt.datetime.now(dt.UTC)
+    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-resilience-{p.name}"
+    outdir = cfg.out / run_id
+    logdir = outdir / "logs"
+    logdir.mkdir(parents=True, exist_ok=True)
+    place = placement.plan(os.cpu_count() or 1, cfg.pin)
+    # the proxy and the client threads of this process run beside the load generator, off the target's CPUs
+    if place.get("load"):
+        os.sched_setaffinity(0, {int(c) for c in place["load"].split(",")})
+    limits = cfg.limits or runner.Limits()
+    env = Env(upstream_url=cfg.es_url, limits=limits, cpus=place.get("target"), logdir=logdir, log_level=cfg.log_level)
+    mcfg = runner.Config(profile=runner.PROFILES["quick"], targets=[], vegeta=cfg.vegeta)
+    doc = {
+        "schema": SCHEMA,
+        "run_id": run_id,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": None,
+        "wall_s": None,
+        "profile": asdict(p),
+        "machine": runner.machine(mcfg),
+        "placement": place,
+        "limits": {"cpus": limits.cpus, "memory_bytes": limits.memory_bytes, "swap_bytes": 0},
+        "upstream": {
+            "kind": "elasticsearch",
+            "url": cfg.es_url,
+            "timeout_ms": TIMEOUT_MS,
+            "fault_proxy": "conformance/proxy.py (refuse = outage, delay = slow upstream)",
+        },
+        "request": {
+            "path": f"/city/v1/get?id={cfg.city_id}&language=en",
+            "mode": "fixed",
+            "ids": 1,
+            "fixed_id": cfg.city_id,
+        },
+        "options": {"log_level": cfg.log_level, "load_timeout_s": cfg.timeout_s, "nofile": nofile},
+        "targets": [{"name": t.name, "kind": t.kind, "meta": t.meta} for t in cfg.targets],
+        "resilience": [],
+    }
+    per_target = (
+        2 * p.warm_s
+        + p.slow_load_s * 3
+        + p.slow_hold_cap_s
+        + p.soak_minutes * p.soak_slice_s
+        + (len(p.outage_connections) + 1) * (p.before_s + p.fault_s + p.after_s + 1)
+        + 20
+    )
+    progress = runner.Progress(len(cfg.targets), per_target)
+    json_path = outdir / "run.json"
+    old_term = runner.signal.signal(runner.signal.SIGTERM, runner._exit_on_term)
+    es = None
+    try:
+        from .upstream import EsUpstream
+
+        es = EsUpstream(cfg.es_url)
+        es.pin(place["upstream"])
+        place["upstream_pinning"] = es.pinning()
+        for target in cfg.targets:
+            rec = run_target(cfg, target, env, place.get("load"), outdir, progress)
+            doc["resilience"].append(rec)
+            progress.message(
+                f"{target.name}: {rec['status']}"
+                + (f" — {rec['reason']}" if rec["reason"] else "")
+                + (f" — {rec['words']}" if rec.get("words") else "")
+            )
+            progress.next_target(rec["status"] == "ok")
+            json_path.write_text(json.dumps(doc, indent=1))
+    finally:
+        if es is not None:
+            es.stop()
+            place["upstream_pinning"] = es.pinning()
+        runner.signal.signal(runner.signal.SIGTERM, old_term)
+        doc["finished"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        doc["wall_s"] = round((dt.datetime.now(dt.UTC) - started).total_seconds(), 1)
+        json_path.write_text(json.dumps(doc, indent=1))
+        from . import resilience_report
+
+        (outdir / "report.html").write_text(resilience_report.html(doc))
+        latest = cfg.out / "latest-resilience"
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(run_id)
+    return outdir
+
+
+# -- plain words ----------------------------------------------------------------------------------
+
+
+def _s(v: float | None) -> str:
+    if v is None:
+        return "?"
+    return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.1f} s"
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    return f"{n / MiB:.1f} MiB" if n >= MiB else f"{n / 1024:.0f} KiB"
+
+
+def words(rec: dict) -> str:
+    """One sentence per scenario, from the figures."""
+    parts = []
+    outs = rec.get("outage") or []
+    if outs:
+        only503 = all(set(o["during"]["by_status"]) <= {"503"} and not o["during"]["socket_errors"] for o in outs)
+        p99 = "/".join(_s((o["during"]["p99_ms"] or 0) / 1000) for o in outs)
+        rec_s = [o["recovery_s"] for o in outs]
+        recovered = (
+            "recovers in " + "/".join(_s(r) for r in rec_s)
+            if all(r is not None for r in rec_s)
+            else "does not recover within the run"
+        )
+        counts = "/".join(str(o["connections"]) for o in outs)
+        parts.append(
+            ("outage: only 503s" if only503 else "outage: not only 503s")
+            + f", p99 {p99} at {counts} connections, {recovered}"
+        )
+    su = rec.get("slow_upstream")
+    if su:
+        d = su["during"]
+        only504 = set(d["by_status"]) <= {"504"} and not d["socket_errors"]
+        parts.append(
+            ("slow upstream: only 504s" if only504 else f"slow upstream: {_status_text(d)}")
+            + f", p99 {_s((d['p99_ms'] or 0) / 1000)}"
+            + (f", recovers in {_s(su['recovery_s'])}" if su["recovery_s"] is not None else ", no recovery seen")
+        )
+    cl = rec.get("clients")
+    if cl:
+        sc = cl["slow_clients"]
+        if sc["still_open_at_end"] == 0 and sc["held_s_median"] is not None:
+            held = f"cuts slow clients after {_s(sc['held_s_median'])}"
+        elif sc["closed_by_server"] == 0:
+            held = f"holds slow clients ≥ {sc['watched_s']:g} s"
+        else:
+            held = (
+                f"cuts {sc['closed_by_server']} of {sc['connections']} slow clients, "
+                f"holds the rest ≥ {sc['watched_s']:g} s"
+            )
+        cut = [
+            f"{h['kind']} {h['outcome']}" + (f" after {_size(h['bytes_sent'])}" if h["outcome"] == "cut" else "")
+            for h in cl["hostile"]["senders"]
+        ]
+        parts.append(held + "; 64 MiB senders: " + ", ".join(cut) if cut else held)
+    so = rec.get("soak")
+    if so:
+        d = so["drift"]
+        parts.append(
+            f"soak: working set {_signed_size(d['working_set_bytes'])}, fds {_signed(d['fds'])}, "
+            f"p99 {_signed(d['p99_ms'], ' ms')} over {len(so['slices'])} slices"
+        )
+    return "; ".join(parts)
+
+
+def _status_text(a: dict) -> str:
+    s = ", ".join(f"{k}×{v}" for k, v in a["by_status"].items())
+    return s + (f", {a['socket_errors']} socket errors" if a["socket_errors"] else "")
+
+
+def _signed(v: float | None, unit: str = "") -> str:
+    return "?" if v is None else f"{v:+.0f}{unit}"
+
+
+def _signed_size(v: int | None) -> str:
+    return "?" if v is None else ("+" if v >= 0 else "−") + _size(abs(v))
+
+
+def check(doc: dict) -> list[str]:
+    """What makes a resilience run file unusable: failed targets, a scenario missing its figures."""
+    problems = []
+    if doc.get("schema") != SCHEMA:
+        problems.append(f"schema {doc.get('schema')!r} is not {SCHEMA}")
+    if not doc.get("resilience"):
+        problems.append("no resilience results")
+    for r in doc.get("resilience", []):
+        name = r["target"]
+        if r["status"] != "ok":
+            problems.append(f"{name}: {r['reason']}")
+            continue
+        for key in ("clients", "soak", "outage", "slow_upstream"):
+            if not r.get(key):
+                problems.append(f"{name}: no {key} figures")
+        for o in r.get("outage") or []:
+            if not o["during"]["requests"]:
+                problems.append(f"{name}: no request during the outage at {o['connections']}")
+            if o["before"]["by_status"].get("200", 0) == 0:
+                problems.append(f"{name}: no 200 before the outage at {o['connections']}")
+        if r.get("soak") and len(r["soak"]["slices"]) != doc["profile"]["soak_minutes"]:
+            problems.append(f"{name}: soak slices missing")
+        if r.get("clients") and len(r["clients"]["hostile"]["senders"]) != len(HOSTILE):
+            problems.append(f"{name}: hostile senders missing")
+    return problems

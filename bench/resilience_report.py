@@ -1,0 +1,180 @@
+"""The resilience run's HTML report and text summary, from its run.json alone (like report.py)."""
+
+from __future__ import annotations
+
+from .report import CSS, _run_section, esc, fmt_bytes, fmt_num
+
+
+def _ms(v: float | None) -> str:
+    return "–" if v is None else f"{v:.0f} ms" if v < 1000 else f"{v / 1000:.2f} s"
+
+
+def _sec(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2f} s"
+
+
+def _status(a: dict) -> str:
+    parts = [f"{k} × {v}" for k, v in a["by_status"].items()]
+    if a["socket_errors"]:
+        detail = "; ".join(f"{k} × {v}" for k, v in a["socket_errors_detail"].items())
+        parts.append(f'<span class=bad title="{esc(detail)}">socket errors × {a["socket_errors"]}</span>')
+    return ", ".join(parts) or "–"
+
+
+def _res(r: dict | None, key: str) -> str:
+    if not r or r.get(key) is None:
+        return "–"
+    return fmt_bytes(r[key]) if key.endswith("bytes") else fmt_num(r[key])
+
+
+def _fault_rows(recs: list[dict], pick) -> str:
+    rows = []
+    for r in recs:
+        for f in pick(r):
+            res = f["resources"]
+            alive = "yes" if f.get("alive") else "<span class=bad>no</span>"
+            recovery = (
+                _sec(f["recovery_s"])
+                if f["recovery_s"] is not None
+                else f"<span class=bad>not within {_sec(f['observed_after_s'])}</span>"
+            )
+            ws, fds, th = (
+                " / ".join(_res(res[k], key) for k in ("before", "during_max", "after"))
+                for key in ("working_set_bytes", "fds", "threads")
+            )
+            rows.append(
+                f"<tr><td>{esc(r['target'])}</td><td>{f['connections']}</td><td>{_status(f['before'])}</td>"
+                f"<td>{_status(f['during'])}</td><td>{_ms(f['during']['p99_ms'])}</td>"
+                f"<td>{_ms(f['during']['max_ms'])}</td>"
+                f"<td>{recovery}</td><td>{ws}</td><td>{fds}</td><td>{th}</td><td>{alive}</td></tr>"
+            )
+    return "".join(rows)
+
+
+FAULT_HEAD = (
+    "<tr><th>target</th><th>connections</th><th>answers before</th><th>answers during</th><th>p99 during</th>"
+    "<th>max during</th><th>recovery</th><th>working set before / during (max) / after</th>"
+    "<th>fds</th><th>threads</th><th>survived</th></tr>"
+)
+
+
+def _clients(recs: list[dict]) -> str:
+    rows = []
+    for r in recs:
+        c = r.get("clients")
+        if not c:
+            continue
+        n, s = c["normal_load"], c["slow_clients"]
+
+        def load_cell(x: dict) -> str:
+            return f"{fmt_num(x['rps'])} req/s, p99 {_ms(x['p99_ms'])}" + (
+                f", <span class=bad>{x['errors']} errors</span>" if x["errors"] else ""
+            )
+
+        held = (f"{_sec(s['held_s_median'])} (max {_sec(s['held_s_max'])})" if s["closed_by_server"] else "–") + (
+            f", <b>{s['still_open_at_end']} still open after {s['watched_s']:g} s</b>" if s["still_open_at_end"] else ""
+        )
+        closed_with = ", ".join(f"{k} × {v}" for k, v in s["closed_with"].items()) or "–"
+        senders = "<br>".join(
+            f"{esc(h['kind'])}: {esc(h['outcome'])}"
+            + (f" after {fmt_bytes(h['bytes_sent'])}" if h["outcome"] != "read all" else "")
+            + (f", answered {esc(h['status'])}" if h["status"] else "")
+            for h in c["hostile"]["senders"]
+        )
+        hr = c["hostile"]["resources_max"]
+        rows.append(
+            f"<tr><td>{esc(r['target'])}</td><td>{load_cell(n['alone'])}</td><td>{load_cell(n['with_slow_clients'])}</td>"
+            f"<td>{s['connections'] - s['refused']} of {s['connections']}</td><td>{held}</td><td>{closed_with}</td>"
+            f"<td>{_res(s['resources_max'], 'working_set_bytes')}, {_res(s['resources_max'], 'fds')} fds</td>"
+            f"<td>{load_cell(n['with_hostile_senders'])}</td><td style='text-align:left'>{senders}</td>"
+            f"<td>{_res(hr, 'working_set_bytes')} (usage peak {_res(hr, 'usage_peak_bytes')})</td>"
+            f"<td>{'yes' if c['alive'] else '<span class=bad>no</span>'}</td></tr>"
+        )
+    return (
+        "<table><tr><th>target</th><th>normal load alone</th><th>with slow clients</th><th>slow clients accepted</th>"
+        "<th>held (header timeout)</th><th>slow clients closed with</th><th>working set max, fds</th>"
+        "<th>with hostile senders</th><th>hostile senders</th><th>working set max (hostile)</th><th>survived</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _soak(recs: list[dict]) -> str:
+    rows = []
+    for r in recs:
+        s = r.get("soak")
+        if not s:
+            continue
+        a, b, d = s["slices"][0], s["slices"][-1], s["drift"]
+        rows.append(
+            f"<tr><td>{esc(r['target'])}</td><td>{fmt_num(a['rps'])} → {fmt_num(b['rps'])}</td>"
+            f"<td>{_ms(a['p99_ms'])} → {_ms(b['p99_ms'])}</td><td>{a['errors']} → {b['errors']}</td>"
+            f"<td>{_res(a, 'working_set_bytes')} → {_res(b, 'working_set_bytes')} "
+            f"({'+' if (d['working_set_bytes'] or 0) >= 0 else ''}{_res(d, 'working_set_bytes')})</td>"
+            f"<td>{_res(a, 'fds')} → {_res(b, 'fds')}</td><td>{_res(a, 'threads')} → {_res(b, 'threads')}</td>"
+            f"<td>{'yes' if s['alive'] else '<span class=bad>no</span>'}</td></tr>"
+        )
+    return (
+        "<table><tr><th>target</th><th>req/s first → last slice</th><th>p99</th><th>errors per slice</th>"
+        "<th>working set at the slice's end (drift)</th><th>fds</th><th>threads</th><th>survived</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _slow_upstream(r: dict) -> list[dict]:
+    return [r["slow_upstream"]] if r.get("slow_upstream") else []
+
+
+def html(doc: dict) -> str:
+    recs = [r for r in doc["resilience"] if r["status"] == "ok"]
+    p = doc["profile"]
+    failed = [r for r in doc["resilience"] if r["status"] != "ok"]
+    words = "".join(f"<li><b>{esc(r['target'])}</b>: {esc(r.get('words') or '')}</li>" for r in recs)
+    return "".join(
+        [
+            f"<!doctype html><html><head><meta charset=utf-8><title>cityref resilience {esc(doc['run_id'])}</title>"
+            f"<style>{CSS}</style></head><body>",
+            f"<h1>cityref resilience — {esc(doc['run_id'])}</h1>",
+            f"<p class=note>Profile <b>{esc(p['name'])}</b>. Every target under {doc['limits']['cpus']} CPUs and "
+            f"{fmt_bytes(doc['limits']['memory_bytes'])}; ELASTICSEARCH_TIMEOUT_MS {doc['upstream']['timeout_ms']} "
+            f"(the default). Wall time {fmt_num(doc.get('wall_s'))} s. Working set = cgroup usage minus inactive "
+            "file cache.</p>",
+            f"<h2>In plain words</h2><ul>{words}</ul>",
+            f"<h2>Upstream outage under load</h2><p class=note>The faulting proxy between the target and "
+            f"Elasticsearch refuses every connection for {p['fault_s']:g} s after {p['before_s']:g} s of load, then "
+            f"serves again for {p['after_s']:g} s. Load: a closed loop of vegeta workers. Answers by status of the "
+            "requests sent in each window, socket errors apart; recovery = from the upstream's return until, from "
+            f"then on, at least 99 % of the answers are 200s. The contract expects only 503s.</p>"
+            f"<table>{FAULT_HEAD}{_fault_rows(recs, lambda r: r.get('outage') or [])}</table>",
+            f"<h2>Slow upstream</h2><p class=note>The proxy holds every Elasticsearch request for twice "
+            f"ELASTICSEARCH_TIMEOUT_MS for {p['fault_s']:g} s, at {p['load_connections']} connections. The contract "
+            "expects only 504s, each within the timeout plus the service's own time.</p>"
+            f"<table>{FAULT_HEAD}{_fault_rows(recs, _slow_upstream)}</table>",
+            f"<h2>Slow and hostile clients</h2><p class=note>Beside a closed loop of {p['load_connections']} "
+            f"connections ({p['slow_load_s']:g} s per measurement): {p['slow_clients']} connections that send a "
+            f"request line, then one header byte every {p['slow_interval_s']:g} s, watched for "
+            f"{p['slow_hold_cap_s']:g} s; then three senders of {fmt_bytes(p['hostile_bytes'])} each (a method "
+            "token without a space, one header line, a GET body with its Content-Length), as fast as the server "
+            "reads. Bytes are what the sender wrote before the cut (its socket buffer is 64 KiB; the server's "
+            "receive buffer holds some more).</p>" + _clients(recs),
+            f"<h2>Soak</h2><p class=note>{p['soak_connections']} connections, {p['soak_minutes']} slices of "
+            f"{p['soak_slice_s']:g} s (wrk), first slice against the last.</p>" + _soak(recs),
+            _run_section(doc),
+            (
+                "<h2>Not run</h2><ul>"
+                + "".join(f"<li><b>{esc(r['target'])}</b>: {esc(r['reason'])}</li>" for r in failed)
+                + "</ul>"
+                if failed
+                else ""
+            ),
+            "</body></html>\n",
+        ]
+    )
+
+
+def text(doc: dict) -> str:
+    lines = []
+    for r in doc["resilience"]:
+        lines.append(f"{r['target']}: " + (r.get("words") or f"{r['status']} — {r['reason']}"))
+    return "\n".join(lines)

@@ -1,0 +1,245 @@
+"""The resilience harness's arithmetic and its clients, against local sockets (no service, no load tool)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+
+import pytest
+
+from bench import resilience as R
+from bench import resilience_report
+
+
+def rows(*spec: tuple[float, float, int]) -> list[R.Row]:
+    return [
+        R.Row(sent, done, code, "" if code else 'Get "http://x": dial tcp 127.0.0.1:1: connect: connection refused')
+        for sent, done, code in spec
+    ]
+
+
+def test_parse_rows_reads_vegeta_csv():
+    text = '1000000000,200,5000000,0,89,,,,0,GET,http://x,\n2000000000,0,1000000,0,0,"dial tcp: refused",,,1,GET,u,\n'
+    a, b = R.parse_rows(text)
+    assert (a.sent, a.code) == (1.0, 200) and a.done == pytest.approx(1.005)
+    assert (b.code, b.error) == (0, "dial tcp: refused")
+
+
+def test_answers_counts_statuses_and_socket_errors_apart():
+    a = R.answers(rows((0, 0.010, 503), (0, 0.020, 503), (0, 0.001, 0)))
+    assert a["by_status"] == {"503": 2}
+    assert a["socket_errors"] == 1 and a["socket_errors_detail"] == {"connect: connection refused": 1}
+    assert a["p99_ms"] == pytest.approx(20) and a["requests"] == 3
+
+
+def test_recovery_is_when_answers_stay_200():
+    # the upstream returns at t=10; 503s complete until 10.45, then only 200s (100 per 0.1 s bin)
+    rs = rows(*[(9.9, 10.0 + i / 10, 503) for i in range(5)], *[(10.5, 10.5 + i / 1000, 200) for i in range(1000)])
+    assert R.recovery_s(rs, 10.0) == pytest.approx(0.5)
+    # more time observed afterwards does not shorten it
+    longer = rs + rows(*[(11.5, 11.5 + i / 1000, 200) for i in range(5000)])
+    assert R.recovery_s(longer, 10.0) == pytest.approx(0.5)
+    # one 503 among a bin's 100 200s is within the 1 %
+    assert R.recovery_s(rs + rows((11, 11.05, 503)), 10.0) == pytest.approx(0.5)
+    # at once: 0; never recovered (the last bin is bad): None
+    assert R.recovery_s(rows((10, 10.01, 200)), 10.0) == 0.0
+    assert R.recovery_s(rows((10, 10.1, 503), (10, 10.2, 503)), 10.0) is None
+
+
+def test_fault_figures_windows_by_send_time():
+    rs = rows((0.5, 0.6, 200), (1.05, 1.06, 200), (1.2, 1.21, 503), (2.95, 2.96, 200), (3.2, 3.21, 200))
+    marks = {"fault_on": (1.0, 1.1), "fault_off": (2.9, 3.0)}
+
+    class NoSamples:
+        samples: list = []
+
+        def window(self, a, b):
+            return []
+
+    f = R.fault_figures(rs, marks, NoSamples(), 0, 4)
+    # sent while the fault was being set up or taken down: in neither window
+    assert f["before"]["by_status"] == {"200": 1}
+    assert f["during"]["by_status"] == {"503": 1}
+    assert f["after"]["by_status"] == {"200": 1}
+    assert f["fault_s"] == pytest.approx(1.8)
+
+
+class Server:
+    """A listener on 127.0.0.1 with a per-connection behaviour."""
+
+    def __init__(self, handle):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.handle = handle
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.handle, args=(c,), daemon=True).start()
+
+    def close(self):
+        self.sock.close()
+
+
+def test_slow_clients_measures_how_long_the_server_holds_them():
+    def cut_after(c):  # a header timeout of 0.6 s (reading what comes meanwhile), answered 408
+        c.settimeout(0.05)
+        end = time.time() + 0.6
+        while time.time() < end:
+            with contextlib.suppress(TimeoutError):
+                c.recv(100)
+        c.sendall(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n")
+        c.shutdown(socket.SHUT_WR)
+        time.sleep(0.3)
+        c.close()
+
+    s = Server(cut_after)
+    try:
+        out = R.slow_clients(s.port, "/x", 5, 0.2, 3, threading.Event())
+    finally:
+        s.close()
+    assert out["closed_by_server"] == 5 and out["still_open_at_end"] == 0
+    assert out["closed_with"] == {"408": 5}
+    assert 0.5 < out["held_s_median"] < 1.5
+
+
+def test_slow_clients_held_past_the_watch():
+    def keep(c):
+        time.sleep(5)
+
+    s = Server(keep)
+    try:
+        out = R.slow_clients(s.port, "/x", 3, 0.2, 0.8, threading.Event())
+    finally:
+        s.close()
+    assert out["still_open_at_end"] == 3 and out["held_s_median"] is None
+
+
+def test_hostile_sender_cut_read_all_and_stalled():
+    def cut(c):  # reads 1 MiB, answers 431 and closes
+        got = 0
+        while got < 2**20:
+            got += len(c.recv(65536))
+        c.sendall(b"HTTP/1.1 431 Too Large\r\n\r\n")
+        c.close()
+
+    def drain(c):
+        while c.recv(1 << 20):
+            pass
+
+    def stall(c):
+        time.sleep(10)
+
+    for handle, kind, outcome in (
+        (cut, "method token", "cut"),
+        (drain, "body", "read all"),
+        (stall, "header line", "stalled"),
+    ):
+        s = Server(handle)
+        try:
+            h = R.hostile(s.port, kind, 16 * 2**20, 0.5)
+        finally:
+            s.close()
+        assert h["outcome"] == outcome, (kind, h)
+        if outcome == "cut":
+            assert h["bytes_sent"] < 16 * 2**20 and h["status"] == "431"
+        if outcome == "read all":
+            assert h["bytes_sent"] == 16 * 2**20
+
+
+def result(**over) -> dict:
+    ans = {
+        "requests": 10,
+        "by_status": {"503": 10},
+        "socket_errors": 0,
+        "socket_errors_detail": {},
+        "p50_ms": 1.0,
+        "p99_ms": 2.0,
+        "max_ms": 3.0,
+    }
+    ok = ans | {"by_status": {"200": 10}}
+    res = {"before": {"working_set_bytes": 1, "fds": 1, "threads": 1}, "during_max": {}, "after": {}}
+    fault = {
+        "connections": 64,
+        "before": ok,
+        "during": ans,
+        "after": ok,
+        "recovery_s": 0.2,
+        "observed_after_s": 5,
+        "resources": res,
+        "alive": True,
+        "fault_s": 10,
+    }
+    slices = [{"rps": 100, "errors": 0, "p99_ms": 10, "working_set_bytes": 100, "fds": 10, "threads": 4}] * 2
+    rec = {
+        "target": "svc",
+        "kind": "bare",
+        "status": "ok",
+        "reason": None,
+        "outage": [fault, fault | {"connections": 2048}],
+        "slow_upstream": fault | {"during": ans | {"by_status": {"504": 3}, "p99_ms": 2001}},
+        "clients": {
+            "normal_load": {
+                "alone": {"rps": 1, "errors": 0, "p99_ms": 1},
+                "with_slow_clients": {"rps": 1, "errors": 0, "p99_ms": 1},
+                "with_hostile_senders": {"rps": 1, "errors": 0, "p99_ms": 1},
+            },
+            "slow_clients": {
+                "connections": 4,
+                "refused": 0,
+                "closed_by_server": 4,
+                "still_open_at_end": 0,
+                "held_s_median": 5.0,
+                "held_s_max": 5.1,
+                "closed_with": {"408": 4},
+                "watched_s": 30,
+                "resources_max": {},
+            },
+            "hostile": {
+                "senders": [{"kind": k, "outcome": "cut", "bytes_sent": 70000, "status": "431"} for k in R.HOSTILE],
+                "resources_max": {},
+            },
+            "alive": True,
+        },
+        "soak": {
+            "slices": slices,
+            "drift": {"working_set_bytes": 0, "fds": 0, "threads": 0, "errors": 0, "p99_ms": 0, "rps": 0},
+            "alive": True,
+        },
+    }
+    return rec | over
+
+
+def test_words_and_check_and_report():
+    rec = result()
+    text = R.words(rec)
+    assert "outage: only 503s" in text and "recovers in 200 ms/200 ms" in text
+    assert "slow upstream: only 504s" in text and "cuts slow clients after 5.0 s" in text
+    assert "method token cut after 68 KiB" in text
+    rec["words"] = text
+    doc = {"schema": R.SCHEMA, "profile": {"soak_minutes": 2}, "resilience": [rec]}
+    assert R.check(doc) == []
+    bad = result(soak=None)
+    bad["outage"][0] = bad["outage"][0] | {"during": bad["outage"][0]["during"] | {"requests": 0}}
+    problems = R.check({"schema": R.SCHEMA, "profile": {"soak_minutes": 2}, "resilience": [bad]})
+    assert any("no soak" in p for p in problems) and any("during the outage" in p for p in problems)
+    assert "svc: outage" in resilience_report.text(doc)
+
+
+def test_words_say_what_went_wrong():
+    rec = result()
+    rec["outage"][1] = rec["outage"][1] | {
+        "recovery_s": None,
+        "during": rec["outage"][1]["during"] | {"socket_errors": 3},
+    }
+    rec["clients"]["slow_clients"] |= {"closed_by_server": 0, "still_open_at_end": 4, "held_s_median": None}
+    text = R.words(rec)
+    assert "outage: not only 503s" in text and "does not recover" in text and "holds slow clients ≥ 30 s" in text
