@@ -264,16 +264,19 @@ def recovery_s(rows: list[Row], t_return: float, ok_ratio: float = RECOVERED, bi
 
 
 def fault_figures(rows: list[Row], marks: dict, sampler: Sampler, t_start: float, t_end: float) -> dict:
-    """Requests by when they were sent: before the fault began to be set, while it was fully in force
-    (from the end of its setting to the start of its removal), after it was removed."""
-    on = marks["fault_on"][1]
+    """Requests by when they were sent and answered: answered before the fault began to be set; sent
+    before it and answered after (in flight when it began); sent while it was fully in force (from the
+    end of its setting to the start of its removal); sent after it was removed."""
+    on_began, on = marks["fault_on"]
     off_began, off = marks["fault_off"]
-    before = [r for r in rows if r.sent < marks["fault_on"][0]]
+    before = [r for r in rows if r.done < on_began]
+    in_flight = [r for r in rows if r.sent < on_began <= r.done]
     during = [r for r in rows if on <= r.sent < off_began]
     after = [r for r in rows if r.sent >= off]
     return {
         "fault_s": off_began - on,
         "before": answers(before),
+        "in_flight": answers(in_flight),
         "during": answers(during),
         "after": answers(after),
         "recovery_s": recovery_s(rows, off),
@@ -292,24 +295,47 @@ def fault_figures(rows: list[Row], marks: dict, sampler: Sampler, t_start: float
 SLOW_HEAD = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
 
+def _open_slow(port: int, path: str, after_request: bool) -> socket.socket | None:
+    """A connection whose request head has begun (after one complete HEAD request and its answer,
+    for `after_request`: the head of a kept-alive connection's second request), or None."""
+    s = socket.socket()
+    s.settimeout(5)
+    try:
+        s.connect(("127.0.0.1", port))
+        if after_request:
+            s.sendall(b"HEAD %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path.encode())
+            got = b""
+            while b"\r\n\r\n" not in got:
+                chunk = s.recv(65536)
+                if not chunk:
+                    raise OSError("closed after the first request")
+                got += chunk
+        s.sendall(SLOW_HEAD % path.encode())
+    except OSError:
+        s.close()
+        return None
+    s.setblocking(False)
+    return s
+
+
+SLOW_MODES = ("fresh", "after a request")
+
+
 def slow_clients(port: int, path: str, n: int, interval: float, cap_s: float, opened: threading.Event) -> dict:
     """n connections that send a request line and then one header byte every `interval` seconds,
-    never finishing the head; watched until the server closes them all or `cap_s` has passed."""
+    never finishing the head: half of them on a fresh connection, half after one complete request
+    on the same connection (a kept-alive connection's next head). Watched until the server has
+    closed them all or `cap_s` has passed."""
     sel = selectors.DefaultSelector()
     conns: dict[socket.socket, dict] = {}
-    refused = 0
-    for _ in range(n):
-        s = socket.socket()
-        s.settimeout(2)
-        try:
-            s.connect(("127.0.0.1", port))
-            s.sendall(SLOW_HEAD % path.encode())
-        except OSError:
-            refused += 1
-            s.close()
+    refused = dict.fromkeys(SLOW_MODES, 0)
+    for i in range(n):
+        mode = SLOW_MODES[i % 2]
+        s = _open_slow(port, path, mode != "fresh")
+        if s is None:
+            refused[mode] += 1
             continue
-        s.setblocking(False)
-        conns[s] = {"opened": time.time(), "closed": None, "answer": None}
+        conns[s] = {"mode": mode, "opened": time.time(), "closed": None, "answer": None}
         sel.register(s, selectors.EVENT_READ)
     opened.set()
     t0 = time.time()
@@ -342,27 +368,33 @@ def slow_clients(port: int, path: str, n: int, interval: float, cap_s: float, op
                     except OSError:
                         data = b""
                     close(s, status_of(data))
-    still = len(open_)
     for s in list(open_):
         sel.unregister(s)
         s.close()
-    held = sorted(c["closed"] - c["opened"] for c in conns.values() if c["closed"] is not None)
-    statuses: dict[str, int] = {}
-    for c in conns.values():
-        if c["closed"] is not None:
-            k = c["answer"] or "closed without an answer"
-            statuses[k] = statuses.get(k, 0) + 1
-    return {
-        "connections": n,
-        "interval_s": interval,
-        "watched_s": cap_s,
-        "refused": refused,
-        "closed_by_server": len(held),
-        "still_open_at_end": still,
-        "held_s_median": statistics.median(held) if held else None,
-        "held_s_max": held[-1] if held else None,
-        "closed_with": statuses,
+
+    def summary(cs: list[dict], wanted: int, refused: int) -> dict:
+        held = sorted(c["closed"] - c["opened"] for c in cs if c["closed"] is not None)
+        statuses: dict[str, int] = {}
+        for c in cs:
+            if c["closed"] is not None:
+                k = c["answer"] or "closed without an answer"
+                statuses[k] = statuses.get(k, 0) + 1
+        return {
+            "connections": wanted,
+            "refused": refused,
+            "closed_by_server": len(held),
+            "still_open_at_end": sum(1 for c in cs if c["closed"] is None),
+            "held_s_median": statistics.median(held) if held else None,
+            "held_s_max": held[-1] if held else None,
+            "closed_with": statuses,
+        }
+
+    every = summary(list(conns.values()), n, sum(refused.values()))
+    every["by_mode"] = {
+        m: summary([c for c in conns.values() if c["mode"] == m], len(range(i0, n, 2)), refused[m])
+        for i0, m in enumerate(SLOW_MODES)
     }
+    return every | {"interval_s": interval, "watched_s": cap_s}
 
 
 def status_of(data: bytes) -> str | None:
@@ -384,7 +416,7 @@ HOSTILE = {
 def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 1024) -> dict:
     """One client sending `size` bytes of one kind as fast as the server takes them. The outcome:
     cut (closed or reset before the end), read all (every byte taken), stalled (the server stopped
-    reading and kept the connection for `stall_s`). Bytes counted are what the client wrote; its
+    reading and kept the connection for `stall_s`), still reading (after 4 × `stall_s`). Bytes counted are what the client wrote; its
     send buffer is kept small (64 KiB), but the server's receive buffer holds some too."""
     head, fill = HOSTILE[kind]
     if head is None:
@@ -400,6 +432,9 @@ def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 
         s.setblocking(False)
         block = fill * chunk
         while sent < size and outcome is None:
+            if time.time() > t0 + 4 * stall_s:
+                outcome = "still reading"  # slowly: the server takes it, but not at full speed
+                break
             r, w, _ = select_rw(s, stall_s)
             if r:
                 data = s.recv(65536)
@@ -415,7 +450,7 @@ def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 
                 sent += s.send(block[: min(chunk, size - sent)])
             except BlockingIOError:
                 continue
-        if outcome is None:
+        if outcome is None and sent >= size:
             outcome = "read all"
             # whatever answer follows
             r, _, _ = select_rw(s, stall_s, write=False)
@@ -811,15 +846,9 @@ def words(rec: dict) -> str:
     cl = rec.get("clients")
     if cl:
         sc = cl["slow_clients"]
-        if sc["still_open_at_end"] == 0 and sc["held_s_median"] is not None:
-            held = f"cuts slow clients after {_s(sc['held_s_median'])}"
-        elif sc["closed_by_server"] == 0:
-            held = f"holds slow clients ≥ {sc['watched_s']:g} s"
-        else:
-            held = (
-                f"cuts {sc['closed_by_server']} of {sc['connections']} slow clients, "
-                f"holds the rest ≥ {sc['watched_s']:g} s"
-            )
+        held = "; ".join(
+            _held(m, sc["by_mode"][m], sc["watched_s"]) for m in SLOW_MODES if m in sc.get("by_mode", {})
+        ) or _held("", sc, sc["watched_s"])
         cut = [
             f"{h['kind']} {h['outcome']}" + (f" after {_size(h['bytes_sent'])}" if h["outcome"] == "cut" else "")
             for h in cl["hostile"]["senders"]
@@ -833,6 +862,18 @@ def words(rec: dict) -> str:
             f"p99 {_signed(d['p99_ms'], ' ms')} over {len(so['slices'])} slices"
         )
     return "; ".join(parts)
+
+
+def _held(mode: str, sc: dict, watched: float) -> str:
+    """How the server treated one kind of slow client, in words."""
+    what = f"slow clients ({mode})" if mode else "slow clients"
+    if sc["connections"] and sc["refused"] == sc["connections"]:
+        return f"{what}: none accepted"
+    if sc["still_open_at_end"] == 0 and sc["held_s_median"] is not None:
+        return f"cuts {what} after {_s(sc['held_s_median'])}"
+    if sc["closed_by_server"] == 0:
+        return f"holds {what} ≥ {watched:g} s"
+    return f"cuts {sc['closed_by_server']} of {sc['connections']} {what}, holds the rest ≥ {watched:g} s"
 
 
 def _status_text(a: dict) -> str:

@@ -44,6 +44,7 @@ def _fault_rows(recs: list[dict], pick) -> str:
             )
             rows.append(
                 f"<tr><td>{esc(r['target'])}</td><td>{f['connections']}</td><td>{_status(f['before'])}</td>"
+                f"<td>{_status(f['in_flight']) if 'in_flight' in f else '–'}</td>"
                 f"<td>{_status(f['during'])}</td><td>{_ms(f['during']['p99_ms'])}</td>"
                 f"<td>{_ms(f['during']['max_ms'])}</td>"
                 f"<td>{recovery}</td><td>{ws}</td><td>{fds}</td><td>{th}</td><td>{alive}</td></tr>"
@@ -52,7 +53,8 @@ def _fault_rows(recs: list[dict], pick) -> str:
 
 
 FAULT_HEAD = (
-    "<tr><th>target</th><th>connections</th><th>answers before</th><th>answers during</th><th>p99 during</th>"
+    "<tr><th>target</th><th>connections</th><th>answers before</th><th>in flight when it began</th>"
+    "<th>answers during</th><th>p99 during</th>"
     "<th>max during</th><th>recovery</th><th>working set before / during (max) / after</th>"
     "<th>fds</th><th>threads</th><th>survived</th></tr>"
 )
@@ -71,10 +73,21 @@ def _clients(recs: list[dict]) -> str:
                 f", <span class=bad>{x['errors']} errors</span>" if x["errors"] else ""
             )
 
-        held = (f"{_sec(s['held_s_median'])} (max {_sec(s['held_s_max'])})" if s["closed_by_server"] else "–") + (
-            f", <b>{s['still_open_at_end']} still open after {s['watched_s']:g} s</b>" if s["still_open_at_end"] else ""
+        modes = s.get("by_mode") or {"": s}
+        held = "<br>".join(
+            (f"{esc(m)}: " if m else "")
+            + (f"{_sec(x['held_s_median'])} (max {_sec(x['held_s_max'])})" if x["closed_by_server"] else "–")
+            + (
+                f", <b>{x['still_open_at_end']} still open after {s['watched_s']:g} s</b>"
+                if x["still_open_at_end"]
+                else ""
+            )
+            for m, x in modes.items()
         )
-        closed_with = ", ".join(f"{k} × {v}" for k, v in s["closed_with"].items()) or "–"
+        closed_with = "<br>".join(
+            (f"{esc(m)}: " if m else "") + (", ".join(f"{k} × {v}" for k, v in x["closed_with"].items()) or "–")
+            for m, x in modes.items()
+        )
         senders = "<br>".join(
             f"{esc(h['kind'])}: {esc(h['outcome'])}"
             + (f" after {fmt_bytes(h['bytes_sent'])}" if h["outcome"] != "read all" else "")
@@ -84,7 +97,8 @@ def _clients(recs: list[dict]) -> str:
         hr = c["hostile"]["resources_max"]
         rows.append(
             f"<tr><td>{esc(r['target'])}</td><td>{load_cell(n['alone'])}</td><td>{load_cell(n['with_slow_clients'])}</td>"
-            f"<td>{s['connections'] - s['refused']} of {s['connections']}</td><td>{held}</td><td>{closed_with}</td>"
+            f"<td>{s['connections'] - s['refused']} of {s['connections']}</td><td style='text-align:left'>{held}</td>"
+            f"<td style='text-align:left'>{closed_with}</td>"
             f"<td>{_res(s['resources_max'], 'working_set_bytes')}, {_res(s['resources_max'], 'fds')} fds</td>"
             f"<td>{load_cell(n['with_hostile_senders'])}</td><td style='text-align:left'>{senders}</td>"
             f"<td>{_res(hr, 'working_set_bytes')} (usage peak {_res(hr, 'usage_peak_bytes')})</td>"

@@ -318,7 +318,12 @@ class Proxy:
             self._lock.notify_all()
 
     def refuse(self):
-        """Close the listener and every open connection: connects are refused until restore()."""
+        """Close the listener and every open connection: connects are refused until restore(). A
+        connection accepted just before the listener closed (its handler not yet tracked) is reset
+        at its next request, so that nothing is relayed until restore()."""
+        with self._lock:
+            self._mode = Mode("refuse")
+            self._lock.notify_all()
         self._unlisten()
 
     def restore(self):

@@ -49,7 +49,9 @@ def test_recovery_is_when_answers_stay_200():
 
 
 def test_fault_figures_windows_by_send_time():
-    rs = rows((0.5, 0.6, 200), (1.05, 1.06, 200), (1.2, 1.21, 503), (2.95, 2.96, 200), (3.2, 3.21, 200))
+    rs = rows(
+        (0.5, 0.6, 200), (0.9, 1.5, 503), (1.05, 1.06, 200), (1.2, 1.21, 503), (2.95, 2.96, 200), (3.2, 3.21, 200)
+    )
     marks = {"fault_on": (1.0, 1.1), "fault_off": (2.9, 3.0)}
 
     class NoSamples:
@@ -61,6 +63,7 @@ def test_fault_figures_windows_by_send_time():
     f = R.fault_figures(rs, marks, NoSamples(), 0, 4)
     # sent while the fault was being set up or taken down: in neither window
     assert f["before"]["by_status"] == {"200": 1}
+    assert f["in_flight"]["by_status"] == {"503": 1}
     assert f["during"]["by_status"] == {"503": 1}
     assert f["after"]["by_status"] == {"200": 1}
     assert f["fault_s"] == pytest.approx(1.8)
@@ -89,8 +92,18 @@ class Server:
         self.sock.close()
 
 
+def answer_head(c: socket.socket) -> None:
+    """A connection that begins with a HEAD request gets its answer (the "after a request" clients)."""
+    if c.recv(4, socket.MSG_PEEK) == b"HEAD":
+        got = b""
+        while b"\r\n\r\n" not in got:
+            got += c.recv(1)
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+
+
 def test_slow_clients_measures_how_long_the_server_holds_them():
     def cut_after(c):  # a header timeout of 0.6 s (reading what comes meanwhile), answered 408
+        answer_head(c)
         c.settimeout(0.05)
         end = time.time() + 0.6
         while time.time() < end:
@@ -109,10 +122,36 @@ def test_slow_clients_measures_how_long_the_server_holds_them():
     assert out["closed_by_server"] == 5 and out["still_open_at_end"] == 0
     assert out["closed_with"] == {"408": 5}
     assert 0.5 < out["held_s_median"] < 1.5
+    assert out["by_mode"]["fresh"]["closed_by_server"] == 3
+    assert out["by_mode"]["after a request"]["closed_by_server"] == 2
+
+
+def test_slow_clients_after_a_first_request():
+    def answer_then_cut(c):  # answers a first request, then a 0.4 s deadline for the next head
+        answer_head(c)
+        c.settimeout(0.05)
+        end = time.time() + 0.4
+        while time.time() < end:
+            with contextlib.suppress(TimeoutError):
+                c.recv(100)
+        c.sendall(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
+        c.shutdown(socket.SHUT_WR)
+        time.sleep(0.2)
+        c.close()
+
+    s = Server(answer_then_cut)
+    try:
+        out = R.slow_clients(s.port, "/x", 4, 0.1, 3, threading.Event())
+    finally:
+        s.close()
+    after = out["by_mode"]["after a request"]
+    assert after["connections"] == 2 and after["refused"] == 0 and after["closed_with"] == {"408": 2}
+    assert 0.3 < after["held_s_median"] < 1.0
 
 
 def test_slow_clients_held_past_the_watch():
     def keep(c):
+        answer_head(c)
         time.sleep(5)
 
     s = Server(keep)

@@ -1,6 +1,7 @@
 """The recording/faulting proxy against a tiny local upstream (fast, loopback only)."""
 
 import http.server
+import socket
 import threading
 import time
 
@@ -101,3 +102,26 @@ def test_no_record(upstream):
     with Proxy(upstream, record=False) as p:
         assert get(p).status == 200
         assert p.since(0) == []
+
+
+def test_refuse_resets_a_connection_that_survived(upstream):
+    """A connection the proxy accepted before refuse() but did not close is reset at its next request."""
+    with Proxy(upstream) as p:
+        c = socket.create_connection(("127.0.0.1", p.port))
+        c.sendall(b"GET /city/_doc/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = b""
+        while not first.endswith(b"}}"):  # the answer, head and body
+            first += c.recv(4096)
+        assert first.startswith(b"HTTP/1.1 200")
+        with p._lock:  # as if its handler had not been tracked yet when the listener closed
+            p._conns.clear()
+        p.refuse()
+        c.sendall(b"GET /city/_doc/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        try:
+            data = c.recv(4096)
+        except ConnectionResetError:
+            data = b""
+        assert data == b""
+        c.close()
+        p.restore()
+        assert get(p).status == 200
