@@ -416,8 +416,9 @@ HOSTILE = {
 def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 1024) -> dict:
     """One client sending `size` bytes of one kind as fast as the server takes them. The outcome:
     cut (closed or reset before the end), read all (every byte taken), stalled (the server stopped
-    reading and kept the connection for `stall_s`), still reading (after 4 × `stall_s`). Bytes counted are what the client wrote; its
-    send buffer is kept small (64 KiB), but the server's receive buffer holds some too."""
+    reading and kept the connection for `stall_s`), still reading (after 4 × `stall_s`). Bytes
+    counted are what the client wrote; its send buffer is kept small (64 KiB), but the server's
+    receive buffer holds some too."""
     head, fill = HOSTILE[kind]
     if head is None:
         head = b"GET /city/v1/get?id=3&language=en HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % size
