@@ -71,7 +71,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile("quick", 8, 64, [64, 2048], 3, 10, 5, 512, 2, 30, 5, 64 * MiB, 5, 2048, 2),
+    "quick": Profile("quick", 15, 64, [64, 2048], 3, 10, 5, 512, 2, 30, 5, 64 * MiB, 5, 2048, 2),
     "full": Profile("full", 30, 64, [64, 2048], 5, 10, 10, 512, 2, 120, 10, 64 * MiB, 10, 2048, 10),
     # make test: one service, seconds per scenario, so that the code keeps working
     "smoke": Profile("smoke", 1, 8, [16], 1, 2, 2, 16, 0.5, 3, 1, 4 * MiB, 2, 64, 2, 2.0, 0.25),
@@ -586,11 +586,15 @@ def slow_and_hostile(ctx: Ctx) -> dict:
     if peak is not None:
         hostile_resources["usage_peak_bytes"] = peak.memory_peak_bytes
     time.sleep(1)
+    # alone again: on the JVM the first measurement may still include compilation
+    ctx.show(f"normal load alone again, {p.load_connections} connections, {p.slow_load_s:g} s")
+    again = wrk_figures(load.run_wrk(ctx.url, p.load_connections, p.slow_load_s, {}, ctx.load_cpus, cfg.timeout_s))
     return {
         "normal_load": {
             "connections": p.load_connections,
             "seconds": p.slow_load_s,
             "alone": baseline,
+            "alone_after": again,
             "with_slow_clients": with_slow,
             "with_hostile_senders": with_hostile,
         },
@@ -603,10 +607,17 @@ def slow_and_hostile(ctx: Ctx) -> dict:
 def soak(ctx: Ctx) -> dict:
     p, cfg = ctx.cfg.profile, ctx.cfg
     slices = []
+    died = False
     for i in range(p.soak_minutes):
         ctx.show(f"soak, {p.soak_connections} connections, slice {i + 1}/{p.soak_minutes} of {p.soak_slice_s:g} s")
         t0 = time.time()
-        m = load.run_wrk(ctx.url, p.soak_connections, p.soak_slice_s, {}, ctx.load_cpus, cfg.timeout_s)
+        try:
+            m = load.run_wrk(ctx.url, p.soak_connections, p.soak_slice_s, {}, ctx.load_cpus, cfg.timeout_s)
+        except RuntimeError:
+            if ctx.sampler.one().get("alive"):
+                raise
+            died = True
+            break
         t1 = time.time()
         end = ctx.sampler.one()
         slices.append(
@@ -619,6 +630,8 @@ def soak(ctx: Ctx) -> dict:
                 "threads": end.get("threads"),
             }
         )
+    if not slices:
+        raise Died("gone in the first slice of the soak")
     first, lastv = slices[0], slices[-1]
 
     def drift(key: str) -> float | None:
@@ -630,7 +643,7 @@ def soak(ctx: Ctx) -> dict:
         "slice_s": p.soak_slice_s,
         "slices": slices,
         "drift": {k: drift(k) for k in ("working_set_bytes", "fds", "threads", "errors", "p99_ms", "rps")},
-        "alive": bool(ctx.sampler.one().get("alive")),
+        "alive": not died and bool(ctx.sampler.one().get("alive")),
     }
 
 
@@ -651,64 +664,96 @@ class Config:
     timeout_s: int = 15
 
 
+class Died(Exception):
+    """The target is gone (its cgroup is empty or removed): a finding, not a harness failure."""
+
+
 def run_target(cfg: Config, target: Target, env: Env, load_cpus: str | None, workdir: Path, progress) -> dict:
+    """Both phases for one target. A scenario the target does not survive is recorded (`died`) and
+    the rest of that phase is skipped; a harness error ends the target as failed."""
     p = cfg.profile
-    rec: dict = {"target": target.name, "kind": target.kind, "meta": target.meta, "status": "ok", "reason": None}
+    rec: dict = {
+        "target": target.name,
+        "kind": target.kind,
+        "meta": target.meta,
+        "status": "ok",
+        "reason": None,
+        "died": [],
+    }
 
     def show(what: str) -> None:
         progress.show(target.name, what)
 
-    # Phase 1, straight to Elasticsearch: slow and hostile clients, then the soak.
-    try:
-        show("starting (straight to Elasticsearch)")
-        running = target.start(env, f"/city/v1/get?id={cfg.city_id}&language=en")
-    except Exception as e:  # noqa: BLE001 - reported, the run goes on
-        rec.update(status="failed", reason=f"did not start: {e}")
-        return rec
-    rec["startup_s"] = running.startup_s
-    try:
-        with Sampler(running, p.sample_s) as sampler:
-            ctx = Ctx(cfg, running, sampler, load_cpus, workdir, show)
-            rec["warmup"] = warm(ctx)
-            rec["clients"] = slow_and_hostile(ctx)
-            rec["soak"] = soak(ctx)
-            rec["samples_direct"] = sampler.samples
-    except Exception as e:  # noqa: BLE001
-        rec.update(status="failed", reason=f"clients/soak: {e}")
-    finally:
-        running.stop()
-    if rec["status"] != "ok":
-        return rec
-    # Phase 2, through the faulting proxy: outage at each count, then the slow upstream.
-    with Proxy(cfg.es_url, record=False) as proxy:
-        penv = Env(proxy.url, env.limits, env.cpus, env.logdir, env.log_level, env.startup_timeout_s)
+    def phase(label: str, upstream_url: str, scenarios: list[tuple[str, Callable[[Ctx], object]]]) -> None:
+        penv = Env(upstream_url, env.limits, env.cpus, env.logdir, env.log_level, env.startup_timeout_s)
+        show(f"starting ({label})")
         try:
-            show("starting (through the faulting proxy)")
             running = target.start(penv, f"/city/v1/get?id={cfg.city_id}&language=en")
-        except Exception as e:  # noqa: BLE001
-            rec.update(status="failed", reason=f"did not start behind the proxy: {e}")
-            return rec
+        except Exception as e:  # noqa: BLE001 - reported, the run goes on
+            rec.update(status="failed", reason=f"did not start ({label}): {e}")
+            return
+        rec.setdefault("startup_s", running.startup_s)
         try:
             with Sampler(running, p.sample_s) as sampler:
                 ctx = Ctx(cfg, running, sampler, load_cpus, workdir, show)
-                warm(ctx)
-                rec["outage"] = [
-                    fault(ctx, n, proxy.refuse, proxy.restore, "upstream outage") for n in p.outage_connections
-                ]
-                delay = 2 * TIMEOUT_MS / 1000
-                rec["slow_upstream"] = fault(
-                    ctx,
-                    p.load_connections,
-                    lambda: proxy.set_mode("delay", delay_s=delay),
-                    lambda: proxy.set_mode("pass"),
-                    f"slow upstream ({delay:g} s per answer)",
-                )
-                rec["slow_upstream"]["delay_s"] = delay
-                rec["samples_proxy"] = sampler.samples
+                for name, scenario in scenarios:
+                    if rec["died"] and rec["died"][-1]["phase"] == label:
+                        rec.setdefault("skipped", []).append(
+                            f"{name}: the target died in {rec['died'][-1]['scenario']}"
+                        )
+                        continue
+                    try:
+                        out = scenario(ctx)
+                    except Exception as e:  # noqa: BLE001
+                        if sampler.one().get("alive"):
+                            raise RuntimeError(f"{name}: {e}") from e
+                        rec["died"].append({"phase": label, "scenario": name, "detail": str(e)[:300]})
+                        continue
+                    if out is not None:
+                        rec[name] = out
+                    if not sampler.one().get("alive"):
+                        rec["died"].append({"phase": label, "scenario": name, "detail": "gone after it"})
+                rec[f"samples ({label})"] = sampler.samples
         except Exception as e:  # noqa: BLE001
-            rec.update(status="failed", reason=f"upstream faults: {e}")
+            rec.update(status="failed", reason=str(e)[:600])
         finally:
             running.stop()
+
+    # Phase 1, straight to Elasticsearch: slow and hostile clients, then the soak.
+    phase(
+        "straight to Elasticsearch",
+        env.upstream_url,
+        [("warmup", warm), ("clients", slow_and_hostile), ("soak", soak)],
+    )
+    if rec["status"] != "ok":
+        return rec
+    # Phase 2, through the faulting proxy: outage at each count, then the slow upstream.
+    delay = 2 * TIMEOUT_MS / 1000
+    with Proxy(cfg.es_url, record=False) as proxy:
+
+        def outages(ctx: Ctx) -> list[dict]:
+            out = []
+            rec["outage"] = out  # what was measured before a death stays
+            for n in p.outage_connections:
+                out.append(fault(ctx, n, proxy.refuse, proxy.restore, "upstream outage"))
+                if not out[-1]["alive"]:
+                    raise Died(f"gone after the outage at {n} connections")
+            return out
+
+        def slow_upstream(ctx: Ctx) -> dict:
+            return fault(
+                ctx,
+                p.load_connections,
+                lambda: proxy.set_mode("delay", delay_s=delay),
+                lambda: proxy.set_mode("pass"),
+                f"slow upstream ({delay:g} s per answer)",
+            ) | {"delay_s": delay}
+
+        phase(
+            "through the faulting proxy",
+            proxy.url,
+            [("warmup (proxy)", warm), ("outage", outages), ("slow_upstream", slow_upstream)],
+        )
     rec["words"] = words(rec)
     return rec
 
@@ -819,7 +864,7 @@ def _size(n: int | None) -> str:
 
 def words(rec: dict) -> str:
     """One sentence per scenario, from the figures."""
-    parts = []
+    parts = [f"DIES in {d['scenario']} ({d['phase']}): {d['detail'][:120]}" for d in rec.get("died", [])]
     outs = rec.get("outage") or []
     if outs:
         only503 = all(set(o["during"]["by_status"]) <= {"503"} and not o["during"]["socket_errors"] for o in outs)
@@ -902,15 +947,16 @@ def check(doc: dict) -> list[str]:
         if r["status"] != "ok":
             problems.append(f"{name}: {r['reason']}")
             continue
+        explained = " ".join(r.get("skipped", [])) + " ".join(d["scenario"] for d in r.get("died", []))
         for key in ("clients", "soak", "outage", "slow_upstream"):
-            if not r.get(key):
+            if not r.get(key) and key not in explained:
                 problems.append(f"{name}: no {key} figures")
         for o in r.get("outage") or []:
             if not o["during"]["requests"]:
                 problems.append(f"{name}: no request during the outage at {o['connections']}")
             if o["before"]["by_status"].get("200", 0) == 0:
                 problems.append(f"{name}: no 200 before the outage at {o['connections']}")
-        if r.get("soak") and len(r["soak"]["slices"]) != doc["profile"]["soak_minutes"]:
+        if r.get("soak") and r["soak"]["alive"] and len(r["soak"]["slices"]) != doc["profile"]["soak_minutes"]:
             problems.append(f"{name}: soak slices missing")
         if r.get("clients") and len(r["clients"]["hostile"]["senders"]) != len(HOSTILE):
             problems.append(f"{name}: hostile senders missing")

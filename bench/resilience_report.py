@@ -96,7 +96,9 @@ def _clients(recs: list[dict]) -> str:
         )
         hr = c["hostile"]["resources_max"]
         rows.append(
-            f"<tr><td>{esc(r['target'])}</td><td>{load_cell(n['alone'])}</td><td>{load_cell(n['with_slow_clients'])}</td>"
+            f"<tr><td>{esc(r['target'])}</td><td>{load_cell(n['alone'])}<br>"
+            f"{load_cell(n['alone_after']) if n.get('alone_after') else ''}</td>"
+            f"<td>{load_cell(n['with_slow_clients'])}</td>"
             f"<td>{s['connections'] - s['refused']} of {s['connections']}</td><td style='text-align:left'>{held}</td>"
             f"<td style='text-align:left'>{closed_with}</td>"
             f"<td>{_res(s['resources_max'], 'working_set_bytes')}, {_res(s['resources_max'], 'fds')} fds</td>"
@@ -105,7 +107,8 @@ def _clients(recs: list[dict]) -> str:
             f"<td>{'yes' if c['alive'] else '<span class=bad>no</span>'}</td></tr>"
         )
     return (
-        "<table><tr><th>target</th><th>normal load alone</th><th>with slow clients</th><th>slow clients accepted</th>"
+        "<table><tr><th>target</th><th>normal load alone, before and after</th><th>with slow clients</th>"
+        "<th>slow clients accepted</th>"
         "<th>held (header timeout)</th><th>slow clients closed with</th><th>working set max, fds</th>"
         "<th>with hostile senders</th><th>hostile senders</th><th>working set max (hostile)</th><th>survived</th></tr>"
         + "".join(rows)

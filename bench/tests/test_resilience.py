@@ -282,3 +282,13 @@ def test_words_say_what_went_wrong():
     rec["clients"]["slow_clients"] |= {"closed_by_server": 0, "still_open_at_end": 4, "held_s_median": None}
     text = R.words(rec)
     assert "outage: not only 503s" in text and "does not recover" in text and "holds slow clients ≥ 30 s" in text
+
+
+def test_a_death_is_a_finding_not_a_harness_failure():
+    rec = result(soak=None, clients=None)
+    rec["died"] = [{"phase": "straight to Elasticsearch", "scenario": "soak", "detail": "wrk: connection refused"}]
+    rec["skipped"] = []
+    doc = {"schema": R.SCHEMA, "profile": {"soak_minutes": 2}, "resilience": [rec]}
+    # the soak is explained by the death; the clients are not
+    assert R.check(doc) == ["svc: no clients figures"]
+    assert R.words(rec).startswith("DIES in soak (straight to Elasticsearch)")
