@@ -295,14 +295,15 @@ def fault_figures(rows: list[Row], marks: dict, sampler: Sampler, t_start: float
 SLOW_HEAD = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
 
-def _open_slow(port: int, path: str, after_request: bool) -> socket.socket | None:
-    """A connection whose request head has begun (after one complete HEAD request and its answer,
-    for `after_request`: the head of a kept-alive connection's second request), or None."""
+def _open_slow(port: int, path: str, mode: str) -> socket.socket | None:
+    """A connection whose request head has begun: on a fresh connection, after one complete HEAD
+    request and its answer ("after a request": a kept-alive connection's next head), or a head that
+    stops after its request line ("silent"). None if the server would not take it."""
     s = socket.socket()
     s.settimeout(5)
     try:
         s.connect(("127.0.0.1", port))
-        if after_request:
+        if mode == "after a request":
             s.sendall(b"HEAD %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path.encode())
             got = b""
             while b"\r\n\r\n" not in got:
@@ -318,20 +319,21 @@ def _open_slow(port: int, path: str, after_request: bool) -> socket.socket | Non
     return s
 
 
-SLOW_MODES = ("fresh", "after a request")
+SLOW_MODES = ("fresh", "after a request", "silent")
 
 
 def slow_clients(port: int, path: str, n: int, interval: float, cap_s: float, opened: threading.Event) -> dict:
     """n connections that send a request line and then one header byte every `interval` seconds,
-    never finishing the head: half of them on a fresh connection, half after one complete request
-    on the same connection (a kept-alive connection's next head). Watched until the server has
-    closed them all or `cap_s` has passed."""
+    never finishing the head, a third of them each on a fresh connection and after one complete
+    request on the same connection (a kept-alive connection's next head); the last third send
+    nothing after the request line ("silent": what an idle timeout cuts). Watched until the server
+    has closed them all or `cap_s` has passed."""
     sel = selectors.DefaultSelector()
     conns: dict[socket.socket, dict] = {}
     refused = dict.fromkeys(SLOW_MODES, 0)
     for i in range(n):
-        mode = SLOW_MODES[i % 2]
-        s = _open_slow(port, path, mode != "fresh")
+        mode = SLOW_MODES[i % len(SLOW_MODES)]
+        s = _open_slow(port, path, mode)
         if s is None:
             refused[mode] += 1
             continue
@@ -360,6 +362,8 @@ def slow_clients(port: int, path: str, n: int, interval: float, cap_s: float, op
         if time.time() >= next_byte:
             next_byte += interval
             for s in list(open_):
+                if conns[s]["mode"] == "silent":
+                    continue
                 try:
                     s.send(b"a")
                 except OSError:  # closed: an answer may still be there to read
@@ -391,7 +395,7 @@ def slow_clients(port: int, path: str, n: int, interval: float, cap_s: float, op
 
     every = summary(list(conns.values()), n, sum(refused.values()))
     every["by_mode"] = {
-        m: summary([c for c in conns.values() if c["mode"] == m], len(range(i0, n, 2)), refused[m])
+        m: summary([c for c in conns.values() if c["mode"] == m], len(range(i0, n, len(SLOW_MODES))), refused[m])
         for i0, m in enumerate(SLOW_MODES)
     }
     return every | {"interval_s": interval, "watched_s": cap_s}

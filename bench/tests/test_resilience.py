@@ -116,18 +116,22 @@ def test_slow_clients_measures_how_long_the_server_holds_them():
 
     s = Server(cut_after)
     try:
-        out = R.slow_clients(s.port, "/x", 5, 0.2, 3, threading.Event())
+        out = R.slow_clients(s.port, "/x", 7, 0.2, 3, threading.Event())
     finally:
         s.close()
-    assert out["closed_by_server"] == 5 and out["still_open_at_end"] == 0
-    assert out["closed_with"] == {"408": 5}
+    assert out["closed_by_server"] == 7 and out["still_open_at_end"] == 0
+    assert out["closed_with"] == {"408": 7}
     assert 0.5 < out["held_s_median"] < 1.5
     assert out["by_mode"]["fresh"]["closed_by_server"] == 3
     assert out["by_mode"]["after a request"]["closed_by_server"] == 2
+    assert out["by_mode"]["silent"]["closed_by_server"] == 2
 
 
 def test_slow_clients_after_a_first_request():
     def answer_then_cut(c):  # answers a first request, then a 0.4 s deadline for the next head
+        if c.recv(4, socket.MSG_PEEK) != b"HEAD":
+            time.sleep(5)  # the others are held
+            return
         answer_head(c)
         c.settimeout(0.05)
         end = time.time() + 0.4
@@ -141,11 +145,12 @@ def test_slow_clients_after_a_first_request():
 
     s = Server(answer_then_cut)
     try:
-        out = R.slow_clients(s.port, "/x", 4, 0.1, 3, threading.Event())
+        out = R.slow_clients(s.port, "/x", 6, 0.1, 1.5, threading.Event())
     finally:
         s.close()
     after = out["by_mode"]["after a request"]
     assert after["connections"] == 2 and after["refused"] == 0 and after["closed_with"] == {"408": 2}
+    assert out["by_mode"]["fresh"]["still_open_at_end"] == 2 and out["by_mode"]["silent"]["still_open_at_end"] == 2
     assert 0.3 < after["held_s_median"] < 1.0
 
 
