@@ -71,7 +71,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile("quick", 15, 64, [64, 2048], 3, 10, 5, 512, 2, 30, 5, 64 * MiB, 5, 2048, 2),
+    "quick": Profile("quick", 15, 64, [64, 2048], 3, 10, 5, 512, 2, 35, 5, 64 * MiB, 5, 2048, 2),
     "full": Profile("full", 30, 64, [64, 2048], 5, 10, 10, 512, 2, 120, 10, 64 * MiB, 10, 2048, 10),
     # make test: one service, seconds per scenario, so that the code keeps working
     "smoke": Profile("smoke", 1, 8, [16], 1, 2, 2, 16, 0.5, 3, 1, 4 * MiB, 2, 64, 2, 2.0, 0.25),
