@@ -860,6 +860,11 @@ def _s(v: float | None) -> str:
     return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.1f} s"
 
 
+def _recovery(v: float) -> str:
+    """The recovery at the resolution of its bins."""
+    return "≤ 0.1 s" if v <= 0.1 else _s(v)
+
+
 def _size(n: int | None) -> str:
     if n is None:
         return "?"
@@ -875,7 +880,7 @@ def words(rec: dict) -> str:
         p99 = "/".join(_s((o["during"]["p99_ms"] or 0) / 1000) for o in outs)
         rec_s = [o["recovery_s"] for o in outs]
         recovered = (
-            "recovers in " + "/".join(_s(r) for r in rec_s)
+            "recovers in " + "/".join(_recovery(r) for r in rec_s)
             if all(r is not None for r in rec_s)
             else "does not recover within the run"
         )
@@ -891,7 +896,7 @@ def words(rec: dict) -> str:
         parts.append(
             ("slow upstream: only 504s" if only504 else f"slow upstream: {_status_text(d)}")
             + f", p99 {_s((d['p99_ms'] or 0) / 1000)}"
-            + (f", recovers in {_s(su['recovery_s'])}" if su["recovery_s"] is not None else ", no recovery seen")
+            + (f", recovers in {_recovery(su['recovery_s'])}" if su["recovery_s"] is not None else ", no recovery seen")
         )
     cl = rec.get("clients")
     if cl:
@@ -903,7 +908,8 @@ def words(rec: dict) -> str:
             f"{h['kind']} {h['outcome']}" + (f" after {_size(h['bytes_sent'])}" if h["outcome"] == "cut" else "")
             for h in cl["hostile"]["senders"]
         ]
-        parts.append(held + "; 64 MiB senders: " + ", ".join(cut) if cut else held)
+        size = _size(cl["hostile"]["senders"][0]["size"]) if cut else ""
+        parts.append(held + f"; {size} senders: " + ", ".join(cut) if cut else held)
     so = rec.get("soak")
     if so:
         d = so["drift"]

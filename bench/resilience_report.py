@@ -161,8 +161,9 @@ def html(doc: dict) -> str:
             f"<h2>Upstream outage under load</h2><p class=note>The faulting proxy between the target and "
             f"Elasticsearch refuses every connection for {p['fault_s']:g} s after {p['before_s']:g} s of load, then "
             f"serves again for {p['after_s']:g} s. Load: a closed loop of vegeta workers. Answers by status of the "
-            "requests sent in each window, socket errors apart; recovery = from the upstream's return until, from "
-            f"then on, at least 99 % of the answers are 200s. The contract expects only 503s.</p>"
+            "requests sent in each window, socket errors apart; recovery = from the upstream's return to the end of "
+            "the last 0.1 s bin (by completion) in which fewer than 99 % of the answers are 200s. The contract "
+            "expects only 503s.</p>"
             f"<table>{FAULT_HEAD}{_fault_rows(recs, lambda r: r.get('outage') or [])}</table>",
             f"<h2>Slow upstream</h2><p class=note>The proxy holds every Elasticsearch request for twice "
             f"ELASTICSEARCH_TIMEOUT_MS for {p['fault_s']:g} s, at {p['load_connections']} connections. The contract "

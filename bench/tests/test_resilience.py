@@ -248,7 +248,10 @@ def result(**over) -> dict:
                 "resources_max": {},
             },
             "hostile": {
-                "senders": [{"kind": k, "outcome": "cut", "bytes_sent": 70000, "status": "431"} for k in R.HOSTILE],
+                "senders": [
+                    {"kind": k, "outcome": "cut", "bytes_sent": 70000, "status": "431", "size": 64 * 2**20}
+                    for k in R.HOSTILE
+                ],
                 "resources_max": {},
             },
             "alive": True,
@@ -267,7 +270,7 @@ def test_words_and_check_and_report():
     text = R.words(rec)
     assert "outage: only 503s" in text and "recovers in 200 ms/200 ms" in text
     assert "slow upstream: only 504s" in text and "cuts slow clients after 5.0 s" in text
-    assert "method token cut after 68 KiB" in text
+    assert "64.0 MiB senders: method token cut after 68 KiB" in text
     rec["words"] = text
     doc = {"schema": R.SCHEMA, "profile": {"soak_minutes": 2}, "resilience": [rec]}
     assert R.check(doc) == []
