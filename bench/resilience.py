@@ -52,7 +52,7 @@ MiB = 2**20
 @dataclass
 class Profile:
     name: str
-    warm_s: float  # load at load_connections before each phase (the JIT's first compilations)
+    warm_s: float  # load at load_connections before the first phase, a third of it before the second
     load_connections: int  # the normal closed-loop load
     outage_connections: list[int]
     before_s: float  # load before a fault
@@ -528,10 +528,12 @@ class Ctx:
         return int(self.running.url.rsplit(":", 1)[1])
 
 
-def warm(ctx: Ctx) -> dict:
+def warm(ctx: Ctx, share: float = 1.0) -> dict:
+    """`share` of the profile's warm-up at the normal load."""
     p = ctx.cfg.profile
-    ctx.show(f"warm-up, {p.load_connections} connections, {p.warm_s:g} s")
-    m = load.run_wrk(ctx.url, p.load_connections, p.warm_s, {}, ctx.load_cpus, ctx.cfg.timeout_s)
+    seconds = max(1.0, p.warm_s * share)
+    ctx.show(f"warm-up, {p.load_connections} connections, {seconds:g} s")
+    m = load.run_wrk(ctx.url, p.load_connections, seconds, {}, ctx.load_cpus, ctx.cfg.timeout_s)
     if m["successes"] == 0:
         raise RuntimeError("the warm-up got no successful answer")
     return wrk_figures(m)
@@ -756,7 +758,8 @@ def run_target(cfg: Config, target: Target, env: Env, load_cpus: str | None, wor
         phase(
             "through the faulting proxy",
             proxy.url,
-            [("warmup (proxy)", warm), ("outage", outages), ("slow_upstream", slow_upstream)],
+            # a third of the warm-up: the load before the first outage adds to it
+            [("warmup (proxy)", lambda ctx: warm(ctx, 1 / 3)), ("outage", outages), ("slow_upstream", slow_upstream)],
         )
     rec["words"] = words(rec)
     return rec
