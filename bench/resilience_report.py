@@ -196,3 +196,87 @@ def text(doc: dict) -> str:
     for r in doc["resilience"]:
         lines.append(f"{r['target']}: " + (r.get("words") or f"{r['status']} — {r['reason']}"))
     return "\n".join(lines)
+
+
+def _md_status(a: dict) -> str:
+    s = ", ".join(f"{k}×{v}" for k, v in a["by_status"].items())
+    return s + (f", {a['socket_errors']} socket errors" if a["socket_errors"] else "")
+
+
+def _md_held(s: dict) -> str:
+    out = []
+    for x in (s.get("by_mode") or {"": s}).values():
+        if x["still_open_at_end"] and not x["closed_by_server"]:
+            v = f"≥ {s['watched_s']:g} s"
+        elif x["held_s_median"] is not None:
+            v = f"{x['held_s_median']:.1f} s" + (
+                f" ({x['still_open_at_end']} ≥ {s['watched_s']:g} s)" if x["still_open_at_end"] else ""
+            )
+        else:
+            v = "–"
+        out.append(v)
+    return " / ".join(out)
+
+
+def _md_sender(h: dict) -> str:
+    if h["outcome"] == "cut":
+        return f"cut at {h['bytes_sent'] / 2**20:.1f} MiB" + (f" ({h['status']})" if h["status"] else "")
+    return h["outcome"] + (f" ({h['status']})" if h["status"] else "")
+
+
+def markdown(doc: dict) -> str:
+    """The README's resilience tables: upstream faults, then clients and soak, one row per target."""
+    recs = doc["resilience"]
+    counts = doc["profile"]["outage_connections"]
+    head = (
+        "| target | "
+        + " | ".join(f"outage at {n}: answers during (p99)" for n in counts)
+        + " | recovery | slow upstream: answers (p99) | survived |\n|---|"
+        + "---|" * (len(counts) + 3)
+    )
+    rows = []
+    for r in recs:
+        if r["status"] != "ok":
+            rows.append(f"| {r['target']} | {r['reason']} |" + " |" * (len(counts) + 2))
+            continue
+        outs = {o["connections"]: o for o in r.get("outage") or []}
+        cells = [
+            f"{_md_status(outs[n]['during'])} ({_ms(outs[n]['during']['p99_ms'])})" if n in outs else "–"
+            for n in counts
+        ]
+        rec = " / ".join(_sec(outs[n]["recovery_s"]) if n in outs else "–" for n in counts)
+        su = r.get("slow_upstream")
+        slow = f"{_md_status(su['during'])} ({_ms(su['during']['p99_ms'])})" if su else "–"
+        died = "; ".join(f"died in {d['scenario']}" for d in r.get("died", []))
+        rows.append(f"| {r['target']} | " + " | ".join(cells) + f" | {rec} | {slow} | {died or 'yes'} |")
+    p = doc["profile"]
+    head2 = (
+        f"| target | slow clients held (fresh / after a request / silent) | {p['hostile_bytes'] // 2**20} MiB method "
+        "token / header line / body | normal load alone → with slow clients (req/s) | working set with slow "
+        f"clients | soak {p['soak_connections']}: working set first → last | p99 first → last | errors |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    rows2 = []
+    for r in recs:
+        c, s = r.get("clients"), r.get("soak")
+        if r["status"] != "ok" or not c:
+            continue
+        n = c["normal_load"]
+        alone = n.get("alone_after") or n["alone"]
+        senders = " / ".join(_md_sender(h) for h in c["hostile"]["senders"])
+        if s:
+            a, b = s["slices"][0], s["slices"][-1]
+            soak = (
+                f"{fmt_bytes(a['working_set_bytes'])} → {fmt_bytes(b['working_set_bytes'])}"
+                + ("" if s["alive"] else " (died)"),
+                f"{_ms(a['p99_ms'])} → {_ms(b['p99_ms'])}",
+                f"{sum(x['errors'] for x in s['slices'])}",
+            )
+        else:
+            soak = ("died" if any(d["scenario"] == "soak" for d in r.get("died", [])) else "–", "–", "–")
+        rows2.append(
+            f"| {r['target']} | {_md_held(c['slow_clients'])} | {senders} | {fmt_num(alone['rps'])} → "
+            f"{fmt_num(n['with_slow_clients']['rps'])} | "
+            f"{fmt_bytes(c['slow_clients']['resources_max']['working_set_bytes'])} | " + " | ".join(soak) + " |"
+        )
+    return "\n".join([head, *rows, "", head2, *rows2]) + "\n"

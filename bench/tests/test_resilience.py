@@ -245,7 +245,7 @@ def result(**over) -> dict:
                 "held_s_max": 5.1,
                 "closed_with": {"408": 4},
                 "watched_s": 30,
-                "resources_max": {},
+                "resources_max": {"working_set_bytes": 2**20},
             },
             "hostile": {
                 "senders": [
@@ -300,3 +300,19 @@ def test_a_death_is_a_finding_not_a_harness_failure():
     # the soak is explained by the death; the clients are not
     assert R.check(doc) == ["svc: no clients figures"]
     assert R.words(rec).startswith("DIES in soak (straight to Elasticsearch)")
+
+
+def test_markdown_tables():
+    rec = result()
+    rec["clients"]["slow_clients"]["by_mode"] = {
+        "fresh": rec["clients"]["slow_clients"] | {"held_s_median": 4.8},
+        "silent": rec["clients"]["slow_clients"] | {"closed_by_server": 0, "still_open_at_end": 4},
+    }
+    doc = {
+        "profile": {"outage_connections": [64, 2048], "hostile_bytes": 64 * 2**20, "soak_connections": 2048},
+        "resilience": [rec, {"target": "gone", "status": "failed", "reason": "did not start"}],
+    }
+    md = resilience_report.markdown(doc)
+    assert "| svc | 503×10 (2 ms) | 503×10 (2 ms) | 0.20 s / 0.20 s | 504×3 (2.00 s) | yes |" in md
+    assert "| gone | did not start |" in md
+    assert "| svc | 4.8 s / ≥ 30 s | cut at 0.1 MiB (431) / cut at 0.1 MiB (431) / cut at 0.1 MiB (431) |" in md
