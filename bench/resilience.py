@@ -277,7 +277,12 @@ def fault_figures(rows: list[Row], marks: dict, sampler: Sampler, t_start: float
         "fault_s": off_began - on,
         "before": answers(before),
         "in_flight": answers(in_flight),
+        # latency: every request sent during the fault, also those answered after it ended
         "during": answers(during),
+        # statuses: those answered while the fault lasted (the contract's 503 or 504) and those that
+        # waited (for a permit, in a queue) past its end and were answered after it (a 200 is right)
+        "during_answered": answers([r for r in during if r.done < off_began]),
+        "during_answered_after": answers([r for r in during if r.done >= off_began]),
         "after": answers(after),
         "recovery_s": recovery_s(rows, off),
         "observed_after_s": max((r.done for r in rows), default=off) - off,
@@ -879,7 +884,7 @@ def words(rec: dict) -> str:
     parts = [f"DIES in {d['scenario']} ({d['phase']}): {d['detail'][:120]}" for d in rec.get("died", [])]
     outs = rec.get("outage") or []
     if outs:
-        only503 = all(set(o["during"]["by_status"]) <= {"503"} and not o["during"]["socket_errors"] for o in outs)
+        only503 = all(_only(o, "503") for o in outs)
         p99 = "/".join(_s((o["during"]["p99_ms"] or 0) / 1000) for o in outs)
         rec_s = [o["recovery_s"] for o in outs]
         recovered = (
@@ -895,9 +900,8 @@ def words(rec: dict) -> str:
     su = rec.get("slow_upstream")
     if su:
         d = su["during"]
-        only504 = set(d["by_status"]) <= {"504"} and not d["socket_errors"]
         parts.append(
-            ("slow upstream: only 504s" if only504 else f"slow upstream: {_status_text(d)}")
+            ("slow upstream: only 504s" if _only(su, "504") else f"slow upstream: {_status_text(_answered(su))}")
             + f", p99 {_s((d['p99_ms'] or 0) / 1000)}"
             + (f", recovers in {_recovery(su['recovery_s'])}" if su["recovery_s"] is not None else ", no recovery seen")
         )
@@ -921,6 +925,16 @@ def words(rec: dict) -> str:
             f"p99 {_signed(d['p99_ms'], ' ms')} over {len(so['slices'])} slices"
         )
     return "; ".join(parts)
+
+
+def _answered(fault: dict) -> dict:
+    """The answers given while the fault lasted (older run files: every request sent during it)."""
+    return fault.get("during_answered") or fault["during"]
+
+
+def _only(fault: dict, status: str) -> bool:
+    a = _answered(fault)
+    return set(a["by_status"]) <= {status} and not a["socket_errors"]
 
 
 def _held(mode: str, sc: dict, watched: float) -> str:

@@ -45,7 +45,9 @@ def _fault_rows(recs: list[dict], pick) -> str:
             rows.append(
                 f"<tr><td>{esc(r['target'])}</td><td>{f['connections']}</td><td>{_status(f['before'])}</td>"
                 f"<td>{_status(f['in_flight']) if 'in_flight' in f else '–'}</td>"
-                f"<td>{_status(f['during'])}</td><td>{_ms(f['during']['p99_ms'])}</td>"
+                f"<td>{_status(f.get('during_answered') or f['during'])}</td>"
+                f"<td>{_status(f['during_answered_after']) if 'during_answered_after' in f else '–'}</td>"
+                f"<td>{_ms(f['during']['p99_ms'])}</td>"
                 f"<td>{_ms(f['during']['max_ms'])}</td>"
                 f"<td>{recovery}</td><td>{ws}</td><td>{fds}</td><td>{th}</td><td>{alive}</td></tr>"
             )
@@ -54,7 +56,7 @@ def _fault_rows(recs: list[dict], pick) -> str:
 
 FAULT_HEAD = (
     "<tr><th>target</th><th>connections</th><th>answers before</th><th>in flight when it began</th>"
-    "<th>answers during</th><th>p99 during</th>"
+    "<th>answered during</th><th>sent during, answered after</th><th>p99 of those sent during</th>"
     "<th>max during</th><th>recovery</th><th>working set before / during (max) / after</th>"
     "<th>fds</th><th>threads</th><th>survived</th></tr>"
 )
@@ -198,6 +200,15 @@ def text(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def _md_during(f: dict) -> str:
+    """Answered during the fault (the contract's status), then the p99 of all sent during it, and how
+    many waited past its end (answered after it)."""
+    a = f.get("during_answered") or f["during"]
+    late = f.get("during_answered_after")
+    text = f"{_md_status(a)} ({_ms(f['during']['p99_ms'])})"
+    return text + (f"; {late['requests']} answered after it" if late and late["requests"] else "")
+
+
 def _md_status(a: dict) -> str:
     s = ", ".join(f"{k}×{v}" for k, v in a["by_status"].items())
     return s + (f", {a['socket_errors']} socket errors" if a["socket_errors"] else "")
@@ -230,8 +241,8 @@ def markdown(doc: dict) -> str:
     counts = doc["profile"]["outage_connections"]
     head = (
         "| target | "
-        + " | ".join(f"outage at {n}: answers during (p99)" for n in counts)
-        + " | recovery | slow upstream: answers (p99) | survived |\n|---|"
+        + " | ".join(f"outage at {n}: answered during it (p99 of all sent during it)" for n in counts)
+        + " | recovery | slow upstream: answered during it (p99) | survived |\n|---|"
         + "---|" * (len(counts) + 3)
     )
     rows = []
@@ -246,7 +257,7 @@ def markdown(doc: dict) -> str:
         ]
         rec = " / ".join(_sec(outs[n]["recovery_s"]) if n in outs else "–" for n in counts)
         su = r.get("slow_upstream")
-        slow = f"{_md_status(su['during'])} ({_ms(su['during']['p99_ms'])})" if su else "–"
+        slow = _md_during(su) if su else "–"
         died = "; ".join(f"died in {d['scenario']}" for d in r.get("died", []))
         rows.append(f"| {r['target']} | " + " | ".join(cells) + f" | {rec} | {slow} | {died or 'yes'} |")
     p = doc["profile"]
