@@ -50,7 +50,12 @@ def test_recovery_is_when_answers_stay_200():
 
 def test_fault_figures_windows_by_send_time():
     rs = rows(
-        (0.5, 0.6, 200), (0.9, 1.5, 503), (1.05, 1.06, 200), (1.2, 1.21, 503), (2.95, 2.96, 200), (3.2, 3.21, 200),
+        (0.5, 0.6, 200),
+        (0.9, 1.5, 503),
+        (1.05, 1.06, 200),
+        (1.2, 1.21, 503),
+        (2.95, 2.96, 200),
+        (3.2, 3.21, 200),
         (2.5, 3.1, 200),  # sent during the fault, waited past its end: answered after it
     )
     marks = {"fault_on": (1.0, 1.1), "fault_off": (2.9, 3.0)}
