@@ -918,7 +918,9 @@ def words(rec: dict) -> str:
         size = _size(cl["hostile"]["senders"][0]["size"]) if cut else ""
         parts.append(held + f"; {size} senders: " + ", ".join(cut) if cut else held)
     so = rec.get("soak")
-    if so:
+    if so and not so["alive"]:
+        parts.append(f"soak: dies after {len(so['slices'])} of its slices")
+    elif so:
         d = so["drift"]
         parts.append(
             f"soak: working set {_signed_size(d['working_set_bytes'])}, fds {_signed(d['fds'])}, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import resilience
 from .report import CSS, _run_section, esc, fmt_bytes, fmt_num
 
 
@@ -149,7 +150,8 @@ def html(doc: dict) -> str:
     recs = [r for r in doc["resilience"] if r["status"] == "ok"]
     p = doc["profile"]
     failed = [r for r in doc["resilience"] if r["status"] != "ok"]
-    words = "".join(f"<li><b>{esc(r['target'])}</b>: {esc(r.get('words') or '')}</li>" for r in recs)
+    # recomputed from the figures, so that a run file gets the current wording
+    words = "".join(f"<li><b>{esc(r['target'])}</b>: {esc(resilience.words(r))}</li>" for r in recs)
     return "".join(
         [
             f"<!doctype html><html><head><meta charset=utf-8><title>cityref resilience {esc(doc['run_id'])}</title>"
@@ -196,7 +198,8 @@ def html(doc: dict) -> str:
 def text(doc: dict) -> str:
     lines = []
     for r in doc["resilience"]:
-        lines.append(f"{r['target']}: " + (r.get("words") or f"{r['status']} — {r['reason']}"))
+        ok = r["status"] == "ok"
+        lines.append(f"{r['target']}: " + (resilience.words(r) if ok else f"{r['status']} — {r['reason']}"))
     return "\n".join(lines)
 
 
