@@ -266,8 +266,9 @@ def markdown(doc: dict) -> str:
     p = doc["profile"]
     head2 = (
         f"| target | slow clients held (fresh / after a request / silent) | {p['hostile_bytes'] // 2**20} MiB method "
-        "token / header line / body | normal load alone → with slow clients (req/s) | working set with slow "
-        f"clients | soak {p['soak_connections']}: working set first → last | p99 first → last | errors |\n"
+        f"token / header line / body | normal load at {p['load_connections']}, req/s: alone, with slow clients, "
+        "with hostile senders, alone again | working set with slow clients | "
+        f"soak {p['soak_connections']}: working set first → last | p99 first → last | errors |\n"
         "|---|---|---|---|---|---|---|---|"
     )
     rows2 = []
@@ -276,7 +277,9 @@ def markdown(doc: dict) -> str:
         if r["status"] != "ok" or not c:
             continue
         n = c["normal_load"]
-        alone = n.get("alone_after") or n["alone"]
+        loads = [n["alone"], n["with_slow_clients"], n["with_hostile_senders"]] + (
+            [n["alone_after"]] if n.get("alone_after") else []
+        )
         senders = " / ".join(_md_sender(h) for h in c["hostile"]["senders"])
         if s:
             a, b = s["slices"][0], s["slices"][-1]
@@ -289,8 +292,9 @@ def markdown(doc: dict) -> str:
         else:
             soak = ("died" if any(d["scenario"] == "soak" for d in r.get("died", [])) else "–", "–", "–")
         rows2.append(
-            f"| {r['target']} | {_md_held(c['slow_clients'])} | {senders} | {fmt_num(alone['rps'])} → "
-            f"{fmt_num(n['with_slow_clients']['rps'])} | "
+            f"| {r['target']} | {_md_held(c['slow_clients'])} | {senders} | "
+            + ", ".join(fmt_num(x["rps"]) for x in loads)
+            + " | "
             f"{fmt_bytes(c['slow_clients']['resources_max']['working_set_bytes'])} | " + " | ".join(soak) + " |"
         )
     return "\n".join([head, *rows, "", head2, *rows2]) + "\n"

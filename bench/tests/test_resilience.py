@@ -317,7 +317,12 @@ def test_markdown_tables():
         "silent": rec["clients"]["slow_clients"] | {"closed_by_server": 0, "still_open_at_end": 4},
     }
     doc = {
-        "profile": {"outage_connections": [64, 2048], "hostile_bytes": 64 * 2**20, "soak_connections": 2048},
+        "profile": {
+            "outage_connections": [64, 2048],
+            "hostile_bytes": 64 * 2**20,
+            "soak_connections": 2048,
+            "load_connections": 64,
+        },
         "resilience": [rec, {"target": "gone", "status": "failed", "reason": "did not start"}],
     }
     md = resilience_report.markdown(doc)
