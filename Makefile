@@ -20,7 +20,7 @@ bench:  ## the benchmark, quick profile: sets everything up, writes out/bench/la
 bench-full:  ## the benchmark, the original study's full profile (connections 2…2048, 3 interleaved repeats)
 	@scripts/bench.sh --profile full $(ARGS)
 
-bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 45 minutes (ARGS=… for options)
+bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 50 minutes (ARGS=… for options)
 	@scripts/bench.sh resilience $(ARGS)
 
 test:  ## spec lint, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke runs, images

@@ -213,8 +213,8 @@ def _md_during(f: dict) -> str:
 
 
 def _md_status(a: dict) -> str:
-    s = ", ".join(f"{k}×{v}" for k, v in a["by_status"].items())
-    return s + (f", {a['socket_errors']} socket errors" if a["socket_errors"] else "")
+    parts = [f"{k}×{v}" for k, v in a["by_status"].items()]
+    return ", ".join(parts + ([f"{a['socket_errors']} socket errors"] if a["socket_errors"] else []))
 
 
 def _md_held(s: dict) -> str:
@@ -254,10 +254,7 @@ def markdown(doc: dict) -> str:
             rows.append(f"| {r['target']} | {r['reason']} |" + " |" * (len(counts) + 2))
             continue
         outs = {o["connections"]: o for o in r.get("outage") or []}
-        cells = [
-            f"{_md_status(outs[n]['during'])} ({_ms(outs[n]['during']['p99_ms'])})" if n in outs else "–"
-            for n in counts
-        ]
+        cells = [_md_during(outs[n]) if n in outs else "–" for n in counts]
         rec = " / ".join(_sec(outs[n]["recovery_s"]) if n in outs else "–" for n in counts)
         su = r.get("slow_upstream")
         slow = _md_during(su) if su else "–"
@@ -281,11 +278,12 @@ def markdown(doc: dict) -> str:
             [n["alone_after"]] if n.get("alone_after") else []
         )
         senders = " / ".join(_md_sender(h) for h in c["hostile"]["senders"])
-        if s:
+        if s and not s["alive"]:
+            soak = (f"died in slice {len(s['slices'])} of {doc['profile'].get('soak_minutes', '?')}", "–", "–")
+        elif s:
             a, b = s["slices"][0], s["slices"][-1]
             soak = (
-                f"{fmt_bytes(a['working_set_bytes'])} → {fmt_bytes(b['working_set_bytes'])}"
-                + ("" if s["alive"] else " (died)"),
+                f"{fmt_bytes(a['working_set_bytes'])} → {fmt_bytes(b['working_set_bytes'])}",
                 f"{_ms(a['p99_ms'])} → {_ms(b['p99_ms'])}",
                 f"{sum(x['errors'] for x in s['slices'])}",
             )
