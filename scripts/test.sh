@@ -3,7 +3,8 @@
 # suite against every implementation in services/*/cityref.yaml (built and started by the suite
 # against the Elasticsearch fixture), the differential group (the same generated hostile requests
 # to all of them at once), the installable suite end to end (scripts/package-test.sh), the benchmark
-# harness's unit tests and smoke runs (bench/: the main run and the resilience run), then every image built from source (`make images`)
+# harness's unit tests and smoke runs (bench/: the main run and the resilience run), then every
+# image built from source (`make images`)
 # and tested, compose.yaml included (`make test-images`).
 # Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
 # in out/results/.
