@@ -19,7 +19,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from cityref_tools import descriptors
+from cityref_tools import descriptors, elasticsearch
 
 from . import compare, report, resilience, resilience_report, runner, targets
 from .targets import Limits
@@ -274,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
             print(Path(f).with_name("report.html"))
         return 0
     a = parser().parse_args(argv)
+    problem = elasticsearch_problem(a.es_url)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     cfg = config(a)
     if cfg.open_loop and not Path(cfg.vegeta).exists():
         raise SystemExit(f"open loop needs vegeta at {cfg.vegeta} (scripts/bench.sh builds it) or --no-open-loop")
@@ -306,8 +310,22 @@ def resilience_parser() -> argparse.ArgumentParser:
     return p
 
 
+def elasticsearch_problem(url: str) -> str | None:
+    """One line saying that Elasticsearch does not answer at url, and how to start it; None if it does."""
+    try:
+        elasticsearch.get(url, "/_cluster/health", timeout=5)
+    except OSError as e:
+        why = getattr(e, "reason", None) or e
+        return f"Elasticsearch does not answer at {url} ({why}): start it with `make es`, or pass --es-url"
+    return None
+
+
 def resilience_main(argv: list[str]) -> int:
     a = resilience_parser().parse_args(argv)
+    problem = elasticsearch_problem(a.es_url)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     a.no_aot_variants, a.image, a.url, a.no_floor, a.no_ceiling = True, [], [], True, True
     prof = resilience.PROFILES[a.profile]
     prof = replace(
