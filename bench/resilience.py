@@ -29,6 +29,7 @@ import json
 import os
 import select
 import selectors
+import signal
 import socket
 import statistics
 import subprocess
@@ -108,7 +109,7 @@ class Sampler:
             return {
                 "t": t,
                 "alive": bool(pids),
-                "working_set_bytes": self.group.working_set(),
+                "working_set_bytes": self.group.working_set(s.memory_bytes),
                 "usage_bytes": s.memory_bytes,
                 "fds": fds,
                 "threads": threads,
@@ -445,7 +446,7 @@ def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 
             if time.time() > t0 + 4 * stall_s:
                 outcome = "still reading"  # slowly: the server takes it, but not at full speed
                 break
-            r, w, _ = select_rw(s, stall_s)
+            r, w = select_rw(s, stall_s)
             if r:
                 data = s.recv(65536)
                 if not data:
@@ -463,7 +464,7 @@ def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 
         if outcome is None and sent >= size:
             outcome = "read all"
             # whatever answer follows
-            r, _, _ = select_rw(s, stall_s, write=False)
+            r, _ = select_rw(s, stall_s, write=False)
             if r:
                 data = s.recv(65536)
                 status = status or status_of(data)
@@ -476,9 +477,10 @@ def hostile(port: int, kind: str, size: int, stall_s: float, chunk: int = 256 * 
     return {"kind": kind, "size": size, "bytes_sent": sent, "outcome": outcome, "status": status, "s": time.time() - t0}
 
 
-def select_rw(s: socket.socket, timeout: float, write: bool = True) -> tuple[bool, bool, None]:
+def select_rw(s: socket.socket, timeout: float, write: bool = True) -> tuple[bool, bool]:
+    """Whether s is readable and writable within timeout."""
     r, w, _ = select.select([s], [s] if write else [], [], timeout)
-    return bool(r), bool(w), None
+    return bool(r), bool(w)
 
 
 def wrk_figures(m: dict) -> dict:
@@ -786,7 +788,6 @@ def run(cfg: Config) -> Path:
         os.sched_setaffinity(0, {int(c) for c in place["load"].split(",")})
     limits = cfg.limits or runner.Limits()
     env = Env(upstream_url=cfg.es_url, limits=limits, cpus=place.get("target"), logdir=logdir, log_level=cfg.log_level)
-    mcfg = runner.Config(profile=runner.PROFILES["quick"], targets=[], vegeta=cfg.vegeta)
     doc = {
         "schema": SCHEMA,
         "run_id": run_id,
@@ -794,7 +795,7 @@ def run(cfg: Config) -> Path:
         "finished": None,
         "wall_s": None,
         "profile": asdict(p),
-        "machine": runner.machine(mcfg),
+        "machine": runner.machine(cfg.vegeta),
         "placement": place,
         "limits": {"cpus": limits.cpus, "memory_bytes": limits.memory_bytes, "swap_bytes": 0},
         "upstream": {
@@ -823,7 +824,7 @@ def run(cfg: Config) -> Path:
     )
     progress = runner.Progress(len(cfg.targets), per_target)
     json_path = outdir / "run.json"
-    old_term = runner.signal.signal(runner.signal.SIGTERM, runner._exit_on_term)
+    old_term = signal.signal(signal.SIGTERM, runner._exit_on_term)
     es = None
     try:
         from .upstream import EsUpstream
@@ -845,17 +846,10 @@ def run(cfg: Config) -> Path:
         if es is not None:
             es.stop()
             place["upstream_pinning"] = es.pinning()
-        runner.signal.signal(runner.signal.SIGTERM, old_term)
-        doc["finished"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        doc["wall_s"] = round((dt.datetime.now(dt.UTC) - started).total_seconds(), 1)
-        json_path.write_text(json.dumps(doc, indent=1))
+        signal.signal(signal.SIGTERM, old_term)
         from . import resilience_report
 
-        (outdir / "report.html").write_text(resilience_report.html(doc))
-        latest = cfg.out / "latest-resilience"
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
-        latest.symlink_to(run_id)
+        runner.finish(doc, started, outdir, resilience_report.html, cfg.out / "latest-resilience")
     return outdir
 
 

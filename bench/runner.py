@@ -116,7 +116,7 @@ def _cmd_version(argv: list[str]) -> str | None:
     return " ".join(text[0].replace("version:", "").replace("version", "").split()[:2]) if text else None
 
 
-def machine(cfg: Config) -> dict:
+def machine(vegeta: str) -> dict:
     cpuinfo = Path("/proc/cpuinfo").read_text()
     model = re.search(r"model name\s*:\s*(.+)", cpuinfo)
     mem = re.search(r"MemTotal:\s*(\d+)", Path("/proc/meminfo").read_text())
@@ -137,7 +137,7 @@ def machine(cfg: Config) -> dict:
             "wrk": _cmd_version(["wrk", "-v"]),
             "nginx": _cmd_version(["nginx", "-v"]),
             "podman": _cmd_version(["podman", "--version"]),
-            "vegeta": _cmd_version([cfg.vegeta, "-version"]) if Path(cfg.vegeta).exists() else None,
+            "vegeta": _cmd_version([vegeta, "-version"]) if Path(vegeta).exists() else None,
             "python": sys.version.split()[0],
         },
     }
@@ -455,7 +455,7 @@ def run(cfg: Config) -> Path:
             "description": upstream.description,
             "setup_s": round(time.time() - t_setup, 2),
         },
-        "machine": machine(cfg),
+        "machine": machine(cfg.vegeta),
         "placement": place,
         "limits": {"cpus": cfg.limits.cpus, "memory_bytes": cfg.limits.memory_bytes, "swap_bytes": 0},
         "request": {
@@ -519,16 +519,20 @@ def run(cfg: Config) -> Path:
         upstream.stop()
         signal.signal(signal.SIGTERM, old_term)
         place["upstream_pinning"] = upstream.pinning()
-        doc["finished"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        doc["wall_s"] = round((dt.datetime.now(dt.UTC) - started).total_seconds(), 1)
         doc["summary"] = report.summary(doc)
-        json_path.write_text(json.dumps(doc, indent=1))
-        (outdir / "report.html").write_text(report.html(doc))
-        latest = cfg.out / "latest"
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
-        latest.symlink_to(run_id)
+        finish(doc, started, outdir, report.html, cfg.out / "latest")
     return outdir
+
+
+def finish(doc: dict, started: dt.datetime, outdir: Path, html: str, latest: Path) -> None:
+    """A run's end: its times, run.json, report.html, and `latest` pointing at its directory."""
+    doc["finished"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    doc["wall_s"] = round((dt.datetime.now(dt.UTC) - started).total_seconds(), 1)
+    (outdir / "run.json").write_text(json.dumps(doc, indent=1))
+    (outdir / "report.html").write_text(html(doc))
+    if latest.is_symlink() or latest.exists():
+        latest.unlink()
+    latest.symlink_to(outdir.name)
 
 
 def _exit_on_term(signum: int, frame: object) -> None:

@@ -66,10 +66,11 @@ class Cgroup:
 
     def memory_stat(self) -> dict[str, int]: ...
 
-    def working_set(self) -> int:
+    def working_set(self, usage: int | None = None) -> int:
         """Memory charged now minus the inactive file cache: the working set the kubelet and
-        cAdvisor report (and evict by), as opposed to the raw usage in sample()."""
-        usage = self.sample().memory_bytes
+        cAdvisor report (and evict by), as opposed to the raw usage in sample(). `usage`: the
+        charge already read with sample(), so that it is not read again."""
+        usage = self.sample().memory_bytes if usage is None else usage
         stat = self.memory_stat()
         inactive = stat.get("total_inactive_file", stat.get("inactive_file", 0))
         return max(0, usage - inactive)

@@ -348,31 +348,34 @@ class Proxy:
         with self._lock:
             return self._mode if self._mode.applies(ex) else Mode()
 
-    def _wait_release(self, ex: Exchange, conn: socket.socket) -> Mode | None:
-        """The mode that ends a hold; None when the proxy closes or the service gives up (closes)."""
+    def _wait(self, done: Callable[[], object], conn: socket.socket, deadline: float | None = None) -> object:
+        """What `done()` (called under the lock) returns once it is not None, checked at every mode
+        change and every 50 ms until `deadline`; None when the proxy closes or the service gives up
+        (closes its connection) first."""
         while True:
             with self._lock:
                 if self._closing:
                     return None
-                mode = self._mode if self._mode.applies(ex) else Mode()
-                if mode.name != "hold":
-                    return mode
-                self._lock.wait(0.05)
+                result = done()
+                if result is not None:
+                    return result
+                left = 0.05 if deadline is None else min(deadline - time.monotonic(), 0.05)
+                self._lock.wait(max(left, 0.0))
             if _peer_closed(conn):
                 return None
 
+    def _wait_release(self, ex: Exchange, conn: socket.socket) -> Mode | None:
+        """The mode that ends a hold; None when the proxy closes or the service gives up (closes)."""
+
+        def released() -> Mode | None:
+            mode = self._mode if self._mode.applies(ex) else Mode()
+            return None if mode.name == "hold" else mode
+
+        return self._wait(released, conn)
+
     def _wait_until(self, deadline: float, conn: socket.socket) -> bool:
         """Sleep until the monotonic deadline; False when the proxy closes or the service gives up first."""
-        while True:
-            with self._lock:
-                if self._closing:
-                    return False
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return True
-                self._lock.wait(min(left, 0.05))
-            if _peer_closed(conn):
-                return False
+        return self._wait(lambda: True if time.monotonic() >= deadline else None, conn, deadline) is not None
 
     def max_in_flight(self, mark: int) -> int:
         """The most requests since ``mark`` that were open (unanswered, not given up) at one time."""

@@ -109,18 +109,23 @@ def answer_head(c: socket.socket) -> None:
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
 
 
+def cut_with_408(c: socket.socket, after_s: float, headers: bytes, linger_s: float) -> None:
+    """A head timeout: read whatever comes for `after_s`, answer 408, close after `linger_s`."""
+    c.settimeout(0.05)
+    end = time.time() + after_s
+    while time.time() < end:
+        with contextlib.suppress(TimeoutError):
+            c.recv(100)
+    c.sendall(b"HTTP/1.1 408 Request Timeout\r\n" + headers + b"\r\n")
+    c.shutdown(socket.SHUT_WR)
+    time.sleep(linger_s)
+    c.close()
+
+
 def test_slow_clients_measures_how_long_the_server_holds_them():
     def cut_after(c):  # a header timeout of 0.6 s (reading what comes meanwhile), answered 408
         answer_head(c)
-        c.settimeout(0.05)
-        end = time.time() + 0.6
-        while time.time() < end:
-            with contextlib.suppress(TimeoutError):
-                c.recv(100)
-        c.sendall(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n")
-        c.shutdown(socket.SHUT_WR)
-        time.sleep(0.3)
-        c.close()
+        cut_with_408(c, 0.6, b"Connection: close\r\n", 0.3)
 
     s = Server(cut_after)
     try:
@@ -141,15 +146,7 @@ def test_slow_clients_after_a_first_request():
             time.sleep(5)  # the others are held
             return
         answer_head(c)
-        c.settimeout(0.05)
-        end = time.time() + 0.4
-        while time.time() < end:
-            with contextlib.suppress(TimeoutError):
-                c.recv(100)
-        c.sendall(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
-        c.shutdown(socket.SHUT_WR)
-        time.sleep(0.2)
-        c.close()
+        cut_with_408(c, 0.4, b"", 0.2)
 
     s = Server(answer_then_cut)
     try:
