@@ -4,8 +4,9 @@
 #
 #   docker build -f Dockerfiles/conformance.Dockerfile -t cityref/conformance .
 #   docker run --rm --network host cityref/conformance load-fixture --es-url http://127.0.0.1:9200
-#   docker run --rm --network host -v "$PWD/out:/work/out" cityref/conformance \
-#     --base-url http://127.0.0.1:8080 --es-url http://127.0.0.1:9200 --junit out/junit.xml
+#   docker run --rm --network host cityref/conformance --base-url http://127.0.0.1:8080 \
+#     --es-url http://127.0.0.1:9200       # summary on stdout; JUnit XML in /work/out/conformance
+#   (add -v "$PWD/out:/work/out" to keep the JUnit XML and logs)
 #
 # In an image the suite reaches a running service (--base-url: the HTTP groups); the lifecycle and
 # backend groups start the service themselves (--command), which needs it inside the same
@@ -25,7 +26,7 @@ COPY data/dataset.py /src/data/dataset.py
 RUN python3 -m venv /opt/cityref \
  && /opt/cityref/bin/pip install --no-cache-dir --disable-pip-version-check \
       -c /src/conformance/requirements.txt /src \
- && mkdir -p /work && chmod 1777 /work
+ && mkdir -p /work/out
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev
@@ -37,7 +38,8 @@ LABEL org.opencontainers.image.title="cityref-conformance" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}"
 COPY --from=build /opt/cityref /opt/cityref
-COPY --from=build /work /work
+# /work/out, the suite's default --out, belongs to the user the suite runs as: no volume needed
+COPY --from=build --chown=65532:65532 /work /work
 ENV PATH=/opt/cityref/bin:/usr/local/bin:/usr/bin:/bin PYTHONDONTWRITEBYTECODE=1
 WORKDIR /work
 USER 65532:65532
