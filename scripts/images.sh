@@ -183,7 +183,9 @@ build() {
       >"$OUT/logs/image-$svc.build.log" 2>&1 \
       || { tail -30 "$OUT/logs/image-$svc.build.log" >&2; die "podman build of $svc failed"; }
     rm -f "$ARCHIVES/$svc.oci.tar"
-    "$PODMAN" save --quiet --format oci-archive -o "$ARCHIVES/$svc.oci.tar" "localhost/cityref/$svc:$TAG"
+    # an OCI archive holds one name: the one its users run (Elasticsearch's is its version, as in compose.yaml)
+    local name="${tags[3]}"; [ "$svc" = elasticsearch ] || name="${tags[1]}"
+    "$PODMAN" save --quiet --format oci-archive -o "$ARCHIVES/$svc.oci.tar" "$name"
     local size; size=$("$PODMAN" image inspect --format '{{.Size}}' "localhost/cityref/$svc:$TAG")
     rows+=("$(awk -v i="localhost/cityref/$svc:$TAG" -v s="$size" -v a="$(stat -c %s "$ARCHIVES/$svc.oci.tar")" \
       -v b="$((SECONDS - t0))" 'BEGIN { printf "%-42s %8.1f MB %8.1f MB %7ss", i, s / 1e6, a / 1e6, b }')")
