@@ -8,7 +8,7 @@ commands a reader copies work as printed.
 A block is a fenced ```bash (or sh, shell) block; other fences (output, YAML, requests) are not
 run. Each block runs with `bash -e -o pipefail` from the repository root, in document order, in
 the environment `make test` has set up by then (services built, images archived in out/images/),
-plus .cache/venv/bin on PATH (podman-compose, as `pip install podman-compose` gives it) and
+plus .cache/venv/bin at the end of PATH (podman-compose, as `pip install podman-compose` gives it) and
 CONTAINERS_CONF=tools/containers/containers.conf (the machines this runs on need runc, cgroupfs and
 lowered ulimits for podman; the README says so in one line).
 
@@ -20,7 +20,9 @@ line, and the text around it says the same to the reader:
     your "/path/to/your-server": "services/go-kit/bin/cityref-go-kit"   a placeholder the text calls "your …"
     before: CMD                                  set-up the reader has done already (e.g. start their server)
     after: CMD                                   clean-up, run even when the block fails
-    skip: WHY                                    not run at all; WHY names what runs in its place
+    skip: WHY                                    not run here; WHY names what runs in its place
+    name: NAME                                   `run --only NAME` runs it (skipped or not), e.g. from
+                                                 another script's set-up (scripts/package-test.sh)
     timeout: SECONDS                             default 1200
     -->
 
@@ -58,6 +60,7 @@ class Block:
     before: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
     skip: str | None = None
+    name: str | None = None
     timeout: int = DEFAULT_TIMEOUT
 
     @property
@@ -107,6 +110,8 @@ def parse_directives(block: Block, body: str) -> None:
             getattr(block, key).append(value.strip())
         elif key == "skip":
             block.skip = value.strip()
+        elif key == "name":
+            block.name = value.strip()
         elif key == "timeout":
             block.timeout = int(value)
         else:
@@ -141,7 +146,7 @@ def blocks(doc: Path) -> list[Block]:
 
 def environment() -> dict[str, str]:
     env = dict(os.environ)
-    env["PATH"] = f"{ROOT / '.cache' / 'venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{env.get('PATH', '')}{os.pathsep}{ROOT / '.cache' / 'venv' / 'bin'}"
     env["CONTAINERS_CONF"] = str(ROOT / "tools" / "containers" / "containers.conf")
     return env
 
@@ -215,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("action", choices=["run", "list", "issue-refs"])
     p.add_argument("documents", nargs="*", type=Path)
     p.add_argument("--logs", type=Path, default=ROOT / "out" / "results" / "doc-commands")
+    p.add_argument("--only", metavar="NAME", help="run only the block named NAME (its skip: does not apply)")
     p.add_argument("--cwd", type=Path, default=ROOT, help="where the blocks run (default: the repository root)")
     a = p.parse_args(argv)
     if a.action == "issue-refs":
@@ -228,6 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 1
+    if a.only:
+        found = [b for b in found if b.name == a.only]
+        if not found:
+            print(f"no block named {a.only!r}", file=sys.stderr)
+            return 1
+        for b in found:
+            b.skip = None
     problems = [pr for b in found for pr in b.problems()]
     problems += [f"{d}: no shell block" for d in a.documents if not any(b.doc == d for b in found)]
     if problems:

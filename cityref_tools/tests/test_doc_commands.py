@@ -28,7 +28,8 @@ def run(tmp_path: Path, doc: Path, capsys) -> tuple[int, str]:
 def test_a_broken_command_fails_the_run(tmp_path, capsys):
     doc = write(
         tmp_path,
-        "Start it:\n\n```bash\necho hello > greeting\n```\n\nThen:\n\n```bash\ncat greeting\nno-such-command --flag\n```\n",
+        "Start it:\n\n```bash\necho hello > greeting\n```\n\n"
+        "Then:\n\n```bash\ncat greeting\nno-such-command --flag\n```\n",
     )
     rc, out = run(tmp_path, doc, capsys)
     assert rc == 1
@@ -72,7 +73,8 @@ def test_directives_swap_lines_fill_your_placeholders_and_wrap_the_block(tmp_pat
 
 
 def test_skipped_blocks_need_a_reason(tmp_path, capsys):
-    doc = write(tmp_path, "<!-- doc-test\nskip: needs Docker Hub; the podman block runs instead\n-->\n```bash\nfalse\n```\n")
+    skip = "<!-- doc-test\nskip: needs Docker Hub; the podman block runs instead\n-->\n"
+    doc = write(tmp_path, skip + "```bash\nfalse\n```\n")
     rc, out = run(tmp_path, doc, capsys)
     assert rc == 0 and "skipped: needs Docker Hub" in out
     doc = write(tmp_path, "<!-- doc-test\nskip:\n-->\n```bash\nfalse\n```\n")
@@ -94,6 +96,18 @@ def test_mistakes_in_the_document_fail_before_anything_runs(tmp_path, capsys, te
     assert rc == 1
     assert problem in capsys.readouterr().err
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_named_block_runs_alone_even_when_skipped_here(tmp_path, capsys):
+    doc = write(
+        tmp_path,
+        "```bash\ntouch first\n```\n<!-- doc-test\nname: elsewhere\nskip: run by another script\n-->\n"
+        "```bash\ntouch named\n```\n",
+    )
+    args = ["--only", "elsewhere", "--logs", str(tmp_path / "l"), "--cwd", str(tmp_path)]
+    rc = doc_commands.main(["run", str(doc), *args])
+    assert rc == 0, capsys.readouterr().out
+    assert (tmp_path / "named").exists() and not (tmp_path / "first").exists()
 
 
 def test_a_document_without_commands_is_a_mistake(tmp_path, capsys):
