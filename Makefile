@@ -23,7 +23,7 @@ bench-full:  ## the benchmark, the original study's full profile (connections 2â
 bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 50 minutes (ARGS=â€¦ for options)
 	@scripts/bench.sh resilience $(ARGS)
 
-test:  ## spec lint, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke runs, images
+test:  ## what CI runs: linters, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke runs, images, the READMEs' commands verbatim
 	@scripts/test.sh
 
 package-test:  ## the installable suite end to end: wheel, fresh venv, run from outside the tree against go-kit

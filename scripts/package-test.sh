@@ -12,7 +12,9 @@
 #      (b) the full suite against ./cityref-go-kit with an empty known_failures list: exit 0, a JUnit
 #          XML of more than 1000 testcases without failures or errors, default --out under ./out;
 #      (c) --only golden with a known-failures file that lists golden/health, which passes: the run
-#          must fail, the JUnit showing golden/health as a strict unexpected pass (the file is read).
+#          must fail, the JUnit showing golden/health as a strict unexpected pass (the file is read);
+#      (d) conformance/README.md's commands for another repository, verbatim (its block named
+#          `installed`, run by scripts/doc_commands.py).
 # Needs services/go-kit/bin/cityref-go-kit (make -C services/go-kit build) and Elasticsearch with
 # network access to PyPI or a filled .cache/pip. ES_URL overrides `scripts/es.sh url`.
 source "$(dirname "$0")/lib.sh"
@@ -128,9 +130,16 @@ tail -n 8 "$TMP/c.log"
 case "$health" in *XPASS*strict*) ;; *) die "golden/health in the JUnit: $health" ;; esac
 [ "$failed_c" = 1 ] || die "(c): $failed_c failed testcases, expected only golden/health"
 
+log "(d) conformance/README.md's block for another repository, verbatim (scripts/doc_commands.py)"
+rc_d=0
+python3 "$ROOT/scripts/doc_commands.py" run "$ROOT/conformance/README.md" --only installed --cwd "$REPO" \
+  --logs "$OUT/results/doc-commands" || rc_d=$?
+[ "$rc_d" = 0 ] || die "conformance/README.md's commands for another repository failed"
+
 cd "$ROOT"
 echo
 echo "package test: $(basename "$WHEEL") installed in a fresh venv outside the repository"
 echo "  (a) load-fixture                     exit $rc_a"
 echo "  (b) full suite, no known failures    exit $rc_b; $n_b testcases, $failed_b failures, $errors_b errors, $skipped_b skipped"
 echo "  (c) golden, golden/health listed     exit $rc_c; $n_c testcases, $failed_c failure: golden/health $health"
+echo "  (d) conformance/README.md's commands exit $rc_d"

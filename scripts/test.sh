@@ -5,7 +5,8 @@
 # to all of them at once), the installable suite end to end (scripts/package-test.sh), the benchmark
 # harness's unit tests and smoke runs (bench/: the main run and the resilience run), then every
 # image built from source (`make images`)
-# and tested, compose.yaml included (`make test-images`).
+# and tested, compose.yaml included (`make test-images`), and last the shell blocks of README.md,
+# conformance/README.md and Dockerfiles/README.md run verbatim (scripts/doc_commands.py).
 # Runs every stage, prints a timing table, and exits non-zero if any stage failed. JUnit XML lands
 # in out/results/.
 # SERVICES=a,b (make test SERVICES=rust-actix) limits every per-service stage to those, so that only
@@ -60,6 +61,15 @@ stage "bench smoke run" scripts/bench.sh smoke
 stage "bench resilience smoke run" scripts/bench.sh resilience-smoke
 stage "images: build" scripts/images.sh build
 stage "images: conformance, startup, memory" scripts/images.sh test
+# Last, the documents' commands verbatim (scripts/doc_commands.py): they use what the stages above
+# built (the services, out/images/) and name services of this repository, so only without SERVICES.
+if [ -z "${SERVICES:-}" ]; then
+  stage "docs: README commands, verbatim" scripts/python.sh scripts/doc_commands.py run \
+    README.md conformance/README.md Dockerfiles/README.md
+else
+  log "docs: README commands skipped (they use every service; SERVICES=$SERVICES)"
+fi
+stage "docs: no issue numbers" scripts/python.sh scripts/doc_commands.py issue-refs
 
 echo
 printf '%-40s %8s  %s\n' "stage" "seconds" "result"
