@@ -16,10 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from cityref_tools import descriptors, elasticsearch
+from cityref_tools import descriptors, prerequisites
 
 from . import compare, report, resilience, resilience_report, runner, targets
 from .targets import Limits
@@ -274,13 +275,12 @@ def main(argv: list[str] | None = None) -> int:
             print(Path(f).with_name("report.html"))
         return 0
     a = parser().parse_args(argv)
-    problem = elasticsearch_problem(a.es_url)
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
     cfg = config(a)
-    if cfg.open_loop and not Path(cfg.vegeta).exists():
-        raise SystemExit(f"open loop needs vegeta at {cfg.vegeta} (scripts/bench.sh builds it) or --no-open-loop")
+    rc = prerequisites.check(
+        missing("python -m bench", "make bench", cfg.targets, a, vegeta=cfg.vegeta if cfg.open_loop else None)
+    )
+    if rc:
+        return rc
     outdir = runner.run(cfg)
     doc = json.loads((outdir / "run.json").read_text())
     print(text_summary(doc))
@@ -310,33 +310,46 @@ def resilience_parser() -> argparse.ArgumentParser:
     return p
 
 
-def elasticsearch_problem(url: str) -> str | None:
-    """One line saying that Elasticsearch does not answer at url, and how to start it; None if it does."""
-    try:
-        elasticsearch.get(url, "/_cluster/health", timeout=5)
-    except OSError as e:
-        why = getattr(e, "reason", None) or e
-        return f"Elasticsearch does not answer at {url} ({why}): start it with `make es`, or pass --es-url"
-    return None
+APT_FIX = "apt-get install wrk nginx-light (as root; make bench does it)"
+
+
+def missing(
+    who: str, make: str, chosen: list[targets.Target], a: argparse.Namespace, vegeta: str | None
+) -> Iterator[str | None]:
+    """What a run of the chosen targets needs (for `prerequisites.check`), cheap checks first: root when
+    something runs in a cgroup of the harness, wrk, nginx (the floor, the static upstream), vegeta
+    (open loop), the images, Elasticsearch. The ports the run binds are picked free as it binds them."""
+    static = a.upstream == "static"
+    if static or any(t.kind in runner.MEASURED_KINDS for t in chosen):
+        yield prerequisites.root_for_cgroups(who, a.cpus, a.memory_mib, f"run it as root, e.g. sudo {make}")
+    yield prerequisites.tool("wrk", APT_FIX)
+    if static or any(t.kind == "floor" for t in chosen):
+        yield prerequisites.tool("nginx", APT_FIX if static else f"{APT_FIX}, or --no-floor")
+    if vegeta and not Path(vegeta).exists():
+        yield f"vegeta missing at {vegeta}: scripts/bench.sh setup builds it (or pass --vegeta PATH)"
+    build = "make images" if a.image_tag == "latest" else f"IMAGE_TAG={a.image_tag} make images"
+    for ref, service in {t.meta["image"]: t.meta["service"] for t in chosen if t.kind == "image"}.items():
+        fix = f"{build} (or --no-images)" if service else "scripts/podman.sh load -i ARCHIVE (or leave out --image)"
+        yield prerequisites.image([targets.PODMAN], ref, fix)
+    yield prerequisites.elasticsearch(a.es_url, "start it with `make es`, or pass --es-url")
 
 
 def resilience_main(argv: list[str]) -> int:
     a = resilience_parser().parse_args(argv)
-    problem = elasticsearch_problem(a.es_url)
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
     a.no_aot_variants, a.image, a.url, a.no_floor, a.no_ceiling = True, [], [], True, True
+    a.upstream = "elasticsearch"
     prof = resilience.PROFILES[a.profile]
     prof = replace(
         prof,
         **{k: v for k, v in {"soak_minutes": a.soak_minutes, "slow_clients": a.slow_clients}.items() if v is not None},
     )
-    if not Path(a.vegeta).exists():
-        raise SystemExit(f"the resilience run needs vegeta at {a.vegeta}: scripts/bench.sh setup builds it")
+    chosen = build_targets(a, "Elasticsearch")
+    rc = prerequisites.check(missing("python -m bench resilience", "make bench-resilience", chosen, a, vegeta=a.vegeta))
+    if rc:
+        return rc
     cfg = resilience.Config(
         profile=prof,
-        targets=build_targets(a, "Elasticsearch"),
+        targets=chosen,
         es_url=a.es_url,
         limits=Limits(a.cpus, a.memory_mib * 2**20),
         pin=not a.no_pin,

@@ -49,7 +49,7 @@ def problem(es: str, city_id: int | None = None, timeout: float = 10) -> str | N
         ):
             return f"city {city_id} is missing (load the data first)"
     except (OSError, ValueError) as e:
-        return str(e)
+        return str(getattr(e, "reason", None) or e)  # URLError: the reason, without "<urlopen error …>"
     return None
 
 

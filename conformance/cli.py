@@ -13,10 +13,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
-from cityref_tools import descriptors, elasticsearch, resources
+from cityref_tools import descriptors, prerequisites, resources
 from conformance import __version__, prog, runtime
 from conformance.cases import load_cases
 from conformance.known import KnownFailuresError, load_known
@@ -112,6 +113,20 @@ def build(service_dir: pathlib.Path, command: str, log: pathlib.Path) -> bool:
     return rc == 0
 
 
+def missing(args: argparse.Namespace, desc: dict | None) -> Iterator[str | None]:
+    """What the run needs before it starts (for prerequisites.check): a JDK 25+ for a JVM service (a
+    runtime with --no-build), Elasticsearch with the fixture when the suite starts the service."""
+    if desc is not None and descriptors.runs_on_jvm(desc):
+        yield prerequisites.jdk(ROOT / "scripts" / "java-home.sh", jre=args.no_build)
+    if not args.base_url:
+        yield prerequisites.elasticsearch(
+            args.es_url.rstrip("/"),
+            f"start it with `make es` in a checkout, or `{prog('elasticsearch')}`, or load the fixture into yours "
+            f"with `{prog('load-fixture')} --es-url URL`",
+            city_id=1,
+        )
+
+
 def print_summary(plugin: RunnerPlugin, groups: list[str], n_cases: int, elapsed: float, junit: pathlib.Path):
     tally = plugin.tally()
     print()
@@ -180,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 
     name = args.name
     cfg_kwargs = {}
+    desc = None
     if args.base_url:
         mode = "base-url"
         cfg_kwargs["base_url"] = args.base_url.rstrip("/")
@@ -201,15 +217,19 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         name = name or desc["name"]
         cfg_kwargs.update(argv=[str(a) for a in desc["command"]], cwd=desc_path.parent)
-        print(f"service: {desc['name']} ({desc['language']}, {desc['framework']})", flush=True)
-        if not args.no_build and not build(desc_path.parent, str(desc["build"]), out / f"build-{desc['name']}.log"):
-            print("build failed", file=sys.stderr)
-            return 1
     else:
         mode = "command"
         cfg_kwargs.update(
             argv=shlex.split(args.command), cwd=pathlib.Path(args.cwd).resolve() if args.cwd else pathlib.Path.cwd()
         )
+    rc = prerequisites.check(missing(args, desc))
+    if rc:
+        return rc
+    if desc is not None:
+        print(f"service: {desc['name']} ({desc['language']}, {desc['framework']})", flush=True)
+        if not args.no_build and not build(cfg_kwargs["cwd"], str(desc["build"]), out / f"build-{desc['name']}.log"):
+            print("build failed", file=sys.stderr)
+            return 1
 
     try:
         known = load_known(name, pathlib.Path(args.known_failures) if args.known_failures else None)
@@ -230,16 +250,6 @@ def main(argv: list[str] | None = None) -> int:
         backend_timeout_ms=args.backend_timeout_ms,
         **cfg_kwargs,
     )
-    if cfg.manages_process:
-        problem = elasticsearch.problem(cfg.es_url, city_id=1)
-        if problem:
-            print(
-                f"Elasticsearch at {cfg.es_url} is not usable ({problem}); start it with `make es` in a checkout, "
-                f"or `{prog('elasticsearch')}`, or load the fixture into yours with `{prog('load-fixture')} "
-                "--es-url URL`",
-                file=sys.stderr,
-            )
-            return 2
     runtime.CONFIG = cfg
     runtime.REPORT.clear()
     runtime.REPORT["target"] = (

@@ -14,28 +14,37 @@
 # the fixture (scripts/es.sh up), the bench dataset (make data-bench) unless already loaded, every
 # service's `make build`, and the images that do not exist yet (scripts/images.sh build;
 # BENCH_REBUILD_IMAGES=1 rebuilds them all). --no-images / --no-bare / --services are honoured.
+# Before the setup: wrk and nginx present or installable (root and apt-get), and root (the harness
+# creates cgroups for its limits); else one line on stderr, what is missing and its fix, and exit 2.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 VEGETA_VERSION=v12.12.0
 VEGETA="$CACHE/bin/vegeta"
+COMMAND=${1:-}
 
-apt_tools() {
-  local missing=()
+# wrk, nginx and taskset, installed with apt-get (root only); then root, for the harness's cgroups.
+prerequisites() {
+  local missing=() fix apt_log="$OUT/logs/bench-apt-get.log"
   command -v wrk >/dev/null || missing+=(wrk)
   command -v nginx >/dev/null || missing+=(nginx-light)
   command -v taskset >/dev/null || missing+=(util-linux)
-  [ ${#missing[@]} = 0 ] && return
-  log "installing ${missing[*]} (apt-get)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } \
-    || die "apt-get install ${missing[*]} failed"
+  if [ ${#missing[@]} -gt 0 ]; then
+    fix="apt-get install ${missing[*]} (as root)"
+    { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; } || need_fail "${missing[*]} missing" "$fix"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; }
+    } >"$apt_log" 2>&1 || need_fail "${missing[*]} missing, and apt-get could not install them (log: $apt_log)" "$fix"
+    log "installed ${missing[*]} (apt-get)"
+  fi
+  local make="make bench"; [[ $COMMAND != resilience* ]] || make="make bench-resilience"
+  [ "$(id -u)" = 0 ] || need_fail "$make needs root for its cgroups (1.5-CPU / 512 MiB limits)" "run it as root, e.g. sudo $make"
 }
 
 # vegeta from the Go module proxy: `go install …@version` is refused by the Go proxy used here (403 on @v/list), a
 # scratch module with `go get` + `go build` works.
 vegeta() {
   [ -x "$VEGETA" ] && return
-  command -v go >/dev/null || die "go missing: needed to build vegeta (or pass --no-open-loop)"
+  need_tool go "install Go (https://go.dev/dl) to build vegeta, or pass --no-open-loop"
   log "building vegeta $VEGETA_VERSION into $VEGETA"
   local tmp; tmp=$(mktemp -d)
   (cd "$tmp" && go mod init tmp/vegeta >/dev/null 2>&1 && go get "github.com/tsenart/vegeta/v12@$VEGETA_VERSION" \
@@ -57,7 +66,7 @@ selected_services() {
 }
 
 setup() {
-  apt_tools
+  prerequisites
   has --no-open-loop "$@" || vegeta
   scripts/es.sh up
   local es; es=$(scripts/es.sh url)
@@ -92,10 +101,10 @@ smoke_service() {
   echo "$svc"
 }
 
-case "${1:-}" in
+case "$COMMAND" in
   setup) shift; setup "$@" ;;
   smoke)
-    apt_tools
+    prerequisites
     scripts/es.sh up
     svc=$(smoke_service)
     out="$OUT/bench/smoke"
@@ -106,7 +115,7 @@ case "${1:-}" in
     shift; NO_DATASET=1 setup "$@"
     scripts/python.sh -m bench resilience "$@" ;;
   resilience-smoke)
-    apt_tools
+    prerequisites
     vegeta
     scripts/es.sh up
     svc=$(smoke_service)

@@ -77,7 +77,7 @@ fi
 
 echo "images (make images, make test-images, and the last stages of make test):"
 for tool in podman buildah runc mmdebstrap; do
-  have "$tool" "apt-get install podman buildah runc uidmap fuse-overlayfs mmdebstrap"
+  have "$tool" "$IMAGE_TOOLS_FIX"
 done
 echo "benchmark (make bench; make test's smoke run):"
 have wrk "apt-get install wrk (scripts/bench.sh installs it as root)" optional

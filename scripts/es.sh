@@ -10,7 +10,8 @@
 # Everything lives under .cache/es (ignored). Elasticsearch refuses to run as root: run as root,
 # the script creates the system user `cityref-es` and runs the node as that user; run as anyone
 # else, the node runs as you (no root needed). Security off, 512 MB heap, HTTP on $ES_PORT
-# (default 9250).
+# (default 9250). Before starting, a port in use (HTTP or transport) or no JDK 25+ is one line on
+# stderr and exit 2.
 source "$(dirname "$0")/lib.sh"
 
 ES_VERSION=8.19.21
@@ -70,14 +71,19 @@ wait_green() {
 }
 
 start() {
-  if running && curl -fsS "$ES_URL/_cluster/health" >/dev/null 2>&1; then
+  if running && curl -fsS -m 10 "$ES_URL/_cluster/health" >/dev/null 2>&1; then
     log "Elasticsearch already running at $ES_URL"
     return
   fi
+  local port jh
+  for port in "$ES_PORT" "$ES_TRANSPORT_PORT"; do
+    need_port "$port" Elasticsearch "stop that process, or choose free ports with ES_PORT and ES_TRANSPORT_PORT"
+  done
+  jh=$(java_home)
   install_es
   log "starting Elasticsearch $ES_VERSION on $ES_URL (heap $ES_HEAP)"
   local t0=$SECONDS
-  as_es env ES_JAVA_HOME="$(java_home)" ES_PATH_CONF="$ES_CONF" \
+  as_es env ES_JAVA_HOME="$jh" ES_PATH_CONF="$ES_CONF" \
     ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" ES_TMPDIR="$ES_DIR/tmp" \
     "$ES_HOME/bin/elasticsearch" -d -p "$PIDFILE" < /dev/null > "$ES_DIR/logs/startup.out" 2>&1 || { tail -20 "$ES_DIR/logs/startup.out" >&2; die "Elasticsearch failed to start"; }
   wait_green 120

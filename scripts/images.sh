@@ -13,6 +13,9 @@
 # IMAGE defaults to every service with a Dockerfile (SERVICES=a,b: those) plus the two that are not
 # services: elasticsearch (compose's backend) and conformance (the suite, and compose's fixture
 # loader).
+# A missing prerequisite is one line on stderr and exit 2: podman (every command) and mmdebstrap
+# (build, bases) up front, the images to test before Elasticsearch starts (test, budget), a JDK 25+
+# when the local JDK image is made.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PODMAN="$ROOT/scripts/podman.sh"
@@ -150,7 +153,17 @@ needs() {
   esac
 }
 
+# need_images SERVICE...: each one's image exists (tagged $TAG), else need_fail.
+need_images() {
+  local svc fix="make images"
+  [ "$TAG" = latest ] || fix="IMAGE_TAG=$TAG make images"
+  for svc in "$@"; do
+    image_exists "localhost/cityref/$svc:$TAG" || need_fail "image localhost/cityref/$svc:$TAG not built" "$fix"
+  done
+}
+
 build() {
+  need_tool mmdebstrap "$IMAGE_TOOLS_FIX"
   local list; list=$(if [ $# -gt 0 ]; then echo "$@"; else echo "$(services) $AUX_IMAGES"; fi)
   local need=(); for s in $list; do read -ra n <<<"$(needs "$s")"; need+=("${n[@]}"); done
   # local images of an older recipe (another hash in their tag) are not used any more
@@ -199,12 +212,13 @@ build() {
 test_images() {
   local list failed=0 es_url
   list=$(services "$@")
+  # shellcheck disable=SC2086  # one word per service
+  need_images $list
   scripts/es.sh up
   es_url=$(scripts/es.sh url)
   mkdir -p "$OUT/results"
   for svc in $list; do
     local image="localhost/cityref/$svc:$TAG"
-    image_exists "$image" || die "$image missing: run make images first"
     log "=== image $svc: startup and idle memory"
     # Elasticsearch by host name, from the container's /etc/hosts: the image resolves names.
     scripts/python.sh scripts/image_probe.py --podman "$PODMAN" --image "$image" \
@@ -240,6 +254,8 @@ test_images() {
 budget() {  # the JVM images' startup budget, with and without their AOT cache (scripts/startup_budget.py)
   local list es_url files=()
   list=$(services "$@")
+  # shellcheck disable=SC2086  # one word per service
+  need_images $list
   scripts/es.sh up >/dev/null
   es_url=$(scripts/es.sh url)
   mkdir -p "$OUT/results"
@@ -253,10 +269,11 @@ budget() {  # the JVM images' startup budget, with and without their AOT cache (
   [ ${#files[@]} = 0 ] || scripts/python.sh scripts/startup_budget.py --table "${files[@]}"
 }
 
-case "${1:-}" in
+[[ ${1:-} =~ ^(build|test|budget|bases)$ ]] || die "usage: $0 build|test|budget|bases [SERVICE...]"
+need_tool podman "$IMAGE_TOOLS_FIX"
+case "$1" in
   build) shift; build "$@" ;;
   test) shift; test_images "$@" ;;
   budget) shift; budget "$@" ;;
-  bases) bases base jdk rust go python ;;
-  *) die "usage: $0 build|test|budget|bases [SERVICE...]" ;;
+  bases) need_tool mmdebstrap "$IMAGE_TOOLS_FIX"; bases base jdk rust go python ;;
 esac

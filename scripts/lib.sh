@@ -7,12 +7,33 @@ OUT="$ROOT/out"        # every output: test results, image archives, runs, profi
 mkdir -p "$CACHE" "$OUT/logs"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+die() { log "ERROR: $*"; exit 1; }   # a failure
+
+# need_fail WHAT FIX: a missing prerequisite, as one line on stderr, `cityref: WHAT: FIX`, and exit 2
+# (the Python entry points print the same: cityref_tools/prerequisites.py).
+need_fail() { printf 'cityref: %s: %s\n' "$1" "$2" >&2; exit 2; }
+# need_tool COMMAND FIX: COMMAND is on PATH, else need_fail.
+need_tool() { command -v "$1" >/dev/null || need_fail "$1 missing" "$2"; }
+# need_port PORT WHAT FIX: nothing listens on TCP port PORT (any address), else need_fail naming the
+# process that does when ss can tell.
+need_port() {
+  local held who
+  held=$(ss -Hltnp "sport = :$1" 2>/dev/null | head -1) || true
+  if [ -z "$held" ]; then   # nothing, or no ss: does anything answer?
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null || return 0
+  fi
+  who=$(sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/ by pid \2 (\1)/p' <<<"$held")
+  need_fail "port $1 ($2) is in use$who" "$3"
+}
+# shellcheck disable=SC2034  # used by the scripts that source this file
+IMAGE_TOOLS_FIX="apt-get install podman buildah runc uidmap fuse-overlayfs mmdebstrap (as root; see .ci/run)"
 
 # A JDK 25+ for every JVM build and tool (JAVA_HOME first, then the system's JVM directories; Debian
-# 12's own JDK 17 is too old for http4k 6 and Helidon 4): scripts/java-home.sh.
+# 12's own JDK 17 is too old for http4k 6 and Helidon 4): scripts/java-home.sh, which says in one
+# line what is missing and exits 2 when there is none. Call it as `jh=$(java_home)` (an assignment
+# of its own, so that set -e stops the script) or `java_home >/dev/null`.
 java_home() {
-  "$ROOT/scripts/java-home.sh" || die "no JDK 25 or newer (see above)"
+  "$ROOT/scripts/java-home.sh" || exit $?
 }
 
 # fetch URL DEST SHA256 — download once, verify the checksum every time.

@@ -6,4 +6,5 @@ VERSION=7.25.0
 JAR="$CACHE/tools/openapi-generator-cli-$VERSION.jar"
 fetch "$MAVEN_CENTRAL/org/openapitools/openapi-generator-cli/$VERSION/openapi-generator-cli-$VERSION.jar" \
   "$JAR" 41ce4f6b07f196676439d710759fa1ced7a08066d06ff1bf314681470289efae
-exec "$(java_home)/bin/java" -jar "$JAR" "$@"
+jh=$(java_home)
+exec "$jh/bin/java" -jar "$JAR" "$@"

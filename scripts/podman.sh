@@ -2,7 +2,7 @@
 # podman with this project's settings: tools/containers/containers.conf, image storage under the
 # ignored .cache/containers. Usage: scripts/podman.sh <podman arguments>
 source "$(dirname "$0")/lib.sh"
-command -v podman >/dev/null || die "podman missing: apt-get install podman buildah runc mmdebstrap (see .ci/run)"
+need_tool podman "$IMAGE_TOOLS_FIX"
 export CONTAINERS_CONF="$ROOT/tools/containers/containers.conf"
 exec podman --root "$CACHE/containers/root" --runroot "$CACHE/containers/run" \
   --runtime runc --cgroup-manager cgroupfs "$@"

@@ -2,15 +2,28 @@
 # `make up`: Elasticsearch with the fixture, then every implementation (services/*/cityref.yaml), or
 # those in SERVICES (`make up SERVICES=rust-actix`: only that toolchain needed), built and running
 # in the background on its own port. `make down` stops everything.
+# Missing prerequisites are one line on stderr and exit 2, checked before anything slow: a JDK 25+
+# for the JVM services, then every port free (a service's, unless an earlier `make up` started it;
+# Elasticsearch's, checked by scripts/es.sh before it starts a node).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 RUN="$OUT/run"; mkdir -p "$RUN"
+services=$(scripts/python.sh scripts/services.py list) || exit 1
+port_of() { scripts/python.sh scripts/services.py get "$1" port; }
+started() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+for svc in $services; do
+  case "$(scripts/python.sh scripts/services.py get "$svc" language)" in
+    Java* | Kotlin*) java_home >/dev/null; break ;;
+  esac
+done
+for svc in $services; do
+  started "$svc" || need_port "$(port_of "$svc")" "$svc" "stop that process, or make down if an earlier make up started it"
+done
 scripts/es.sh up
 ES_URL=$(scripts/es.sh url)
-services=$(scripts/python.sh scripts/services.py list) || exit 1
 for svc in $services; do
-  port=$(scripts/python.sh scripts/services.py get "$svc" port)
-  if [ -f "$RUN/$svc.pid" ] && kill -0 "$(cat "$RUN/$svc.pid")" 2>/dev/null; then
+  port=$(port_of "$svc")
+  if started "$svc"; then
     log "$svc already running on port $port"; continue
   fi
   log "building $svc"
@@ -23,12 +36,12 @@ done
 echo
 echo "Elasticsearch  $ES_URL   (fixture loaded)"
 for svc in $services; do
-  port=$(scripts/python.sh scripts/services.py get "$svc" port)
+  port=$(port_of "$svc")
   printf '%-14s http://127.0.0.1:%s   log: out/run/%s.log\n' "$svc" "$port" "$svc"
 done
 first=$(echo "$services" | head -1)
 if [ -n "$first" ]; then
-  url="http://127.0.0.1:$(scripts/python.sh scripts/services.py get "$first" port)/city/v1/get?id=3&language=de"
+  url="http://127.0.0.1:$(port_of "$first")/city/v1/get?id=3&language=de"
   echo; echo "Sample request:  curl -i '$url'"
   curl -sS -i "$url"; echo
 fi

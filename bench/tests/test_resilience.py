@@ -326,15 +326,3 @@ def test_markdown_tables():
     assert "| svc | 503×10 (2 ms) | 503×10 (2 ms) | 0.20 s / 0.20 s | 504×3 (2.00 s) | yes |" in md
     assert "| gone | did not start |" in md
     assert "| svc | 4.8 s / ≥ 30 s | cut at 0.1 MiB (431) / cut at 0.1 MiB (431) / cut at 0.1 MiB (431) |" in md
-
-
-@pytest.mark.parametrize("sub", [[], ["resilience"]])
-def test_elasticsearch_down_is_one_line_and_exit_2(sub, capsys):
-    from bench import cli
-    from cityref_tools.processes import free_port
-
-    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    assert cli.main([*sub, "--es-url", url, "--services", "go-kit", "--no-images"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err
-    assert f"Elasticsearch does not answer at {url}" in err and "make es" in err

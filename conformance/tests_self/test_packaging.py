@@ -137,7 +137,7 @@ def test_known_failures_file_is_applied(tmp_path, monkeypatch):
         raise Stop
 
     monkeypatch.setattr(cli, "RunnerPlugin", fake_plugin)
-    monkeypatch.setattr(cli.elasticsearch, "problem", lambda *a, **kw: None)
+    monkeypatch.setattr(cli.prerequisites, "elasticsearch", lambda *a, **kw: None)
     with pytest.raises(Stop):
         cli.main(["--command", "./x", "--known-failures", str(known), "--out", str(tmp_path / "out")])
     assert seen == {"golden/health": "an example"}
