@@ -119,12 +119,17 @@ def missing(args: argparse.Namespace, desc: dict | None) -> Iterator[str | None]
     if desc is not None and descriptors.runs_on_jvm(desc):
         yield prerequisites.jdk(ROOT / "scripts" / "java-home.sh", jre=args.no_build)
     if not args.base_url:
-        yield prerequisites.elasticsearch(
-            args.es_url.rstrip("/"),
-            f"start it with `make es` in a checkout, or `{prog('elasticsearch')}`, or load the fixture into yours "
-            f"with `{prog('load-fixture')} --es-url URL`",
-            city_id=1,
-        )
+        yield elasticsearch_missing(args.es_url)
+
+
+def elasticsearch_missing(url: str) -> str | None:
+    """Elasticsearch with the fixture answers at url, for a service the suite starts (prerequisites.check)."""
+    return prerequisites.elasticsearch(
+        url.rstrip("/"),
+        f"start it with `make es` in a checkout, or `{prog('elasticsearch')}`, or load the fixture into yours "
+        f"with `{prog('load-fixture')} --es-url URL`",
+        city_id=1,
+    )
 
 
 def print_summary(plugin: RunnerPlugin, groups: list[str], n_cases: int, elapsed: float, junit: pathlib.Path):

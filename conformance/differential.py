@@ -37,8 +37,8 @@ import time
 
 import yaml
 
-from cityref_tools import descriptors, processes, readiness, resources
-from conformance import hostile, prog
+from cityref_tools import descriptors, prerequisites, processes, readiness, resources
+from conformance import cli, hostile, prog
 from conformance.known import differential_entries
 from conformance.rawhttp import CRLF, HttpError, decode_chunked, parse_head
 from conformance.service import SPEC_ENV
@@ -812,6 +812,17 @@ def main(argv=None) -> int:
             return 2
     if "all" in names:
         names = [d["name"] for d in descriptors.all_services()]
+    if names or args.command:  # the services this run starts need Elasticsearch, and a JDK for a JVM service
+        jvm = any(descriptors.runs_on_jvm(descriptors.load(descriptors.path_of(n))) for n in names)
+
+        def missing():
+            if jvm:
+                yield prerequisites.jdk(resources.ROOT / "scripts" / "java-home.sh", jre=True)
+            yield cli.elasticsearch_missing(args.es_url)
+
+        rc = prerequisites.check(missing())
+        if rc:
+            return rc
     targets = [Target(*b.split("=", 1)) for b in args.base_url]
     try:
         known = load_known({n: pathlib.Path(path) for n, _, path in (k.partition("=") for k in args.known)})
@@ -827,8 +838,12 @@ def main(argv=None) -> int:
         for spec in args.command:
             name, _, command = spec.partition("=")
             targets.append(start_command(name, shlex.split(command), pathlib.Path.cwd(), args.es_url, out))
-        for t in targets:
-            wait_ready(t)
+        try:
+            for t in targets:
+                wait_ready(t)
+        except RuntimeError as e:
+            print(f"{e} (log: {out / f'differential-{t.name}.log'})", file=sys.stderr)
+            return 1
         if not targets:
             print("no implementation: give --service or --base-url", file=sys.stderr)
             return 2

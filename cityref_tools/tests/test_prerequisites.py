@@ -142,6 +142,12 @@ def test_conformance_without_elasticsearch(tmp_path):
     assert_one_line(proc, f"Elasticsearch at {url} is not usable", "make es", "load-fixture")
 
 
+def test_conformance_differential_without_elasticsearch(tmp_path):
+    argv = [sys.executable, "-m", "conformance", "differential", "--service", "go-kit", "--out", str(tmp_path)]
+    proc = run([*argv, "--es-url", url := closed_url()])
+    assert_one_line(proc, f"Elasticsearch at {url} is not usable", "make es")
+
+
 # ---------------------------------------------------------------- wrk, nginx missing
 
 
