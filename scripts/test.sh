@@ -69,7 +69,6 @@ if [ -z "${SERVICES:-}" ]; then
 else
   log "docs: README commands skipped (they use every service; SERVICES=$SERVICES)"
 fi
-stage "docs: no issue numbers" scripts/python.sh scripts/doc_commands.py issue-refs
 
 echo
 printf '%-40s %8s  %s\n' "stage" "seconds" "result"

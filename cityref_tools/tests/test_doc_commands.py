@@ -121,3 +121,12 @@ def test_issue_references_are_found(tmp_path):
     doc.write_text("Fixed in issue 27.\nSee #12.\nAfter this issue's cuts.\nCity#7, servlet#962, [x](#top), &#123;\n")
     found = doc_commands.issue_refs([doc])
     assert [f.split(": ", 1)[1] for f in found] == ["'issue 27'", "'#12'", "'this issue'"]
+
+
+def test_the_repository_documents_are_well_formed(capsys):
+    """Every directive of the documents make test runs is valid, before the long stages run them."""
+    docs = [ROOT / "README.md", ROOT / "conformance" / "README.md", ROOT / "Dockerfiles" / "README.md"]
+    assert doc_commands.main(["list", *map(str, docs)]) == 0, capsys.readouterr().err
+    listed = capsys.readouterr().out
+    assert "make up" in listed and "podman-compose up -d --no-deps" in listed
+    assert doc_commands.main(["issue-refs"]) == 0, capsys.readouterr().out
