@@ -409,6 +409,10 @@ def _check_v2(doc: dict, r: dict, measured: bool) -> list[str]:
         problems.append(f"no figures at {doc['profile'].get('fixed_connections')} connections")
     elif fixed.get("rps") is None or (measured and fixed.get("cpu_us_per_request") is None):
         problems.append(f"incomplete figures at {fixed['connections']} connections")
+    if r["kind"] in runner.SERVICE_KINDS and "framework_only" in totals:  # run files since the framework step
+        alone = totals["framework_only"] or {}
+        if alone.get("rps") is None or (measured and alone.get("cpu_us_per_request") is None):
+            problems.append("no framework-only (GET /health) figures")
     over = totals.get("overload") or {}
     top = max(doc["profile"]["connections"], default=None)
     if over.get("connections") != top:
@@ -424,7 +428,7 @@ def text_summary(doc: dict) -> str:
     n = doc["profile"].get("fixed_connections", report.FIXED_CONNECTIONS)
     at = f"@{n}"
     lines = [
-        f"{'target':34} {'µs/req' + at:>10} {'×floor' + at:>9} {'peak req/s':>10} {'req/CPU-s':>10} "
+        f"{'target':34} {'µs/req' + at:>10} {'×floor' + at:>9} {'µs /health':>11} {'peak req/s':>10} {'req/CPU-s':>10} "
         f"{'× floor':>8} {'startup':>9} {'warm-up':>9} {'mem HWM':>10} {'errors':>8}  status"
     ]
 
@@ -441,7 +445,9 @@ def text_summary(doc: dict) -> str:
         err_text = "–" if err is None else f"{err:.2%}"
         lines.append(
             f"{r['target'][:34]:34} {report.fmt_num(med(fixed.get('cpu_us_per_request')), 1) + flag:>10} "
-            f"{report.fmt_num(med(fixed.get('ratio_to_floor')), 2):>9} {report.fmt_num(med(r['peak_rps'])):>10} "
+            f"{report.fmt_num(med(fixed.get('ratio_to_floor')), 2):>9} "
+            f"{report.fmt_num(med((r.get('framework_only') or {}).get('cpu_us_per_request')), 1):>11} "
+            f"{report.fmt_num(med(r['peak_rps'])):>10} "
             f"{report.fmt_num(med(r['requests_per_cpu_s'])):>10} {report.fmt_num(r['ratio_to_floor'], 2):>8} "
             f"{'–' if st is None else f'{st * 1000:.0f} ms':>9} {warm:>9} "
             f"{report.fmt_bytes(med(r['memory_peak_bytes_last_step'])):>10} {err_text:>8}  "
@@ -449,6 +455,7 @@ def text_summary(doc: dict) -> str:
         )
     lines.append(
         f"µs/req{at}, ×floor{at}: CPU per request and requests per CPU-second relative to the floor at {n} "
-        f"connections; ⚠: repeats differ by more than {report.SPREAD_LIMIT:.0%}; warm-up !: hit the cap"
+        f"connections; µs /health: the framework alone, on a route without Elasticsearch; ⚠: repeats differ "
+        f"by more than {report.SPREAD_LIMIT:.0%}; warm-up !: hit the cap"
     )
     return "\n".join(lines)

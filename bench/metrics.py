@@ -53,6 +53,7 @@ def totals(
     cpu_startup_s: float | None,
     price_per_vcpu_hour: float,
     fixed_connections: int = FIXED_CONNECTIONS,
+    idle_working_set: int | None = None,
 ) -> dict:
     """Whole-run figures. CPU counts startup, warm-up and every step (not the verify gate);
     requests are the successful ones of warm-up and steps. `at_fixed`: the closed-loop step at
@@ -82,7 +83,7 @@ def totals(
         "memory_peak_bytes_max": max((s["memory_peak_bytes"] for s in steps if s["memory_peak_bytes"]), default=None),
         "oom_kills": sum(s["oom_kills"] or 0 for s in steps),
         "at_fixed": at_fixed(closed, fixed_connections),
-        "overload": overload(closed),
+        "overload": overload(closed, idle_working_set),
     }
 
 
@@ -109,12 +110,15 @@ def at_fixed(closed: list[dict], connections: int) -> dict:
     }
 
 
-def overload(closed: list[dict]) -> dict | None:
-    """What the largest connection count did to the target: errors, tail latency, memory, OOM kills."""
+def overload(closed: list[dict], idle_working_set: int | None = None) -> dict | None:
+    """What the largest connection count did to the target: errors, tail latency, memory, OOM kills.
+    Memory per connection: the working set after that step less the one after startup (`idle_working_set`),
+    per connection."""
     if not closed:
         return None
     top = max(s["connections"] for s in closed)
     s = _step_at(closed, top)
+    ws = s.get("memory_working_set_bytes")
     return {
         "connections": top,
         "rps": s["rps"],
@@ -122,6 +126,8 @@ def overload(closed: list[dict]) -> dict | None:
         "socket_errors": s["socket_errors"],
         "p99_ms": s["latency_ms"]["p99"],
         "memory_peak_bytes": s["memory_peak_bytes"],
+        "memory_working_set_bytes": ws,
+        "memory_per_connection_bytes": (ws - idle_working_set) / top if ws and idle_working_set else None,
         "oom_kills": s["oom_kills"],
     }
 

@@ -34,7 +34,16 @@ SUMMARY_KEYS = [
     "error_ratio",
 ]
 FIXED_KEYS = ["rps", "cpu_us_per_request", "requests_per_cpu_s", "p99_ms", "error_ratio"]
-OVERLOAD_KEYS = ["rps", "error_ratio", "socket_errors", "p99_ms", "memory_peak_bytes", "oom_kills"]
+OVERLOAD_KEYS = [
+    "rps",
+    "error_ratio",
+    "socket_errors",
+    "p99_ms",
+    "memory_peak_bytes",
+    "memory_working_set_bytes",
+    "memory_per_connection_bytes",
+    "oom_kills",
+]
 
 
 def _by_target(doc: dict) -> OrderedDict[str, list[dict]]:
@@ -59,6 +68,8 @@ def _block(r: dict, name: str, fixed_n: int) -> dict | None:
     so it is computed from the result's steps."""
     if name in r["totals"]:
         return r["totals"][name]
+    if name == "framework_only":  # a run file from before the framework-only step
+        return None
     closed = [s for s in r["steps"] if s["kind"] == "step"]
     return at_fixed(closed, fixed_n) if name == "at_fixed" else overload(closed)
 
@@ -125,8 +136,10 @@ def summary(doc: dict) -> list[dict]:
         for key in SUMMARY_KEYS:
             row[key] = band([r["totals"][key] for r in ok])
         row["startup_s"] = band([r["startup_s"] for r in ok])
+        row["memory_idle_working_set_bytes"] = band([r.get("memory_after_startup_working_set_bytes") for r in ok])
         row["at_fixed"] = _section(ok, "at_fixed", FIXED_KEYS, n_fixed, n_fixed)
         row["overload"] = _section(ok, "overload", OVERLOAD_KEYS, n_over, n_fixed)
+        row["framework_only"] = _section(ok, "framework_only", FIXED_KEYS, n_fixed, n_fixed)
         row["warmup"] = _warmup(ok)
         eff = row["at_fixed"]["cpu_us_per_request"]
         row["efficiency_spread"] = eff["spread"] if eff else None
@@ -399,6 +412,10 @@ def _ms(v: float | None) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
+def _kib(v: float | None) -> str:
+    return "–" if v is None else f"{v / 1024:.1f} KiB"
+
+
 def _pct(v: float | None) -> str:
     return "–" if v is None else f"{v:.2%}"
 
@@ -493,16 +510,55 @@ def _overload_section(doc: dict, rows: list[dict], colors: dict) -> str:
             f"<tr><td>{_swatch(colors[r['target']])}{esc(r['target'])}</td>"
             f"<td>{fmt_band(o['rps'], fmt_num)}</td><td>{fmt_band(o['error_ratio'], _pct)}</td>"
             f"<td>{fmt_band(o['socket_errors'], fmt_num)}</td><td>{fmt_band(o['p99_ms'], _ms)}</td>"
-            f"<td>{fmt_band(o['memory_peak_bytes'], fmt_bytes)}</td><td>{oom_cell}</td></tr>"
+            f"<td>{fmt_band(o['memory_peak_bytes'], fmt_bytes)}</td>"
+            f"<td>{fmt_band(r['memory_idle_working_set_bytes'], fmt_bytes)}</td>"
+            f"<td>{fmt_band(o['memory_working_set_bytes'], fmt_bytes)}</td>"
+            f"<td>{fmt_band(o['memory_per_connection_bytes'], _kib)}</td><td>{oom_cell}</td></tr>"
         )
     return (
         f"<h2>Overload ({n} connections)</h2><table><tr><th>target</th><th>successful req/s</th>"
-        "<th>error ratio</th><th>socket errors</th><th>p99 ms</th><th>memory high-water</th><th>OOM kills</th></tr>"
-        + "".join(body)
-        + "</table>"
+        "<th>error ratio</th><th>socket errors</th><th>p99 ms</th><th>memory high-water</th>"
+        "<th>working set after startup</th><th>working set after the step</th><th>per connection</th>"
+        "<th>OOM kills</th></tr>" + "".join(body) + "</table>"
         f"<p class=note>The closed-loop step at the largest connection count ({n}): whether a target keeps "
         "answering, how its tail latency and memory grow, and whether the memory limit killed it. Memory "
-        "high-water is the cgroup's during that step (reset before it where the kernel allows).</p>"
+        "high-water is the cgroup's raw usage during that step (reset before it where the kernel allows), page "
+        "cache included; the working set is usage less the inactive file cache, the figure Kubernetes reports "
+        "and evicts by, after startup and just after the step; per connection is their difference over the "
+        "connection count.</p>"
+    )
+
+
+def _framework_section(doc: dict, rows: list[dict], colors: dict) -> str:
+    """Per service, the framework alone (GET /health, no upstream) beside the full lookup, at the fixed
+    count: the difference is the Elasticsearch client's and the service's own work."""
+    n = fixed_connections(doc)
+    body = []
+    for r in rows:
+        alone, lookup = r["framework_only"]["cpu_us_per_request"], r["at_fixed"]["cpu_us_per_request"]
+        if not alone:
+            continue
+        a, full = _median(alone), _median(lookup)
+        rest = full - a if full is not None and a is not None else None
+        body.append(
+            f"<tr><td>{_swatch(colors[r['target']])}{esc(r['target'])}</td>"
+            f"<td>{fmt_band(alone, lambda v: fmt_num(v, 1))}</td><td>{fmt_band(lookup, lambda v: fmt_num(v, 1))}</td>"
+            f"<td>{fmt_num(rest, 1)}</td><td>{_pct(rest / full if rest is not None and full else None)}</td>"
+            f"<td>{fmt_band(r['framework_only']['rps'], fmt_num)}</td></tr>"
+        )
+    if not body:
+        return ""
+    return (
+        f"<h2>The framework's own cost ({n} connections)</h2><table><tr><th>service</th>"
+        "<th>CPU µs/request, framework only (GET /health)</th><th>CPU µs/request, city lookup</th>"
+        "<th>difference: Elasticsearch client and service code, µs</th><th>share of the lookup</th>"
+        "<th>req/s, framework only</th></tr>"
+        + "".join(body)
+        + "</table><p class=note>The framework-only step runs after the measured steps, at the same "
+        "connection count and length, on the spec's liveness route, which never calls Elasticsearch: the "
+        "server, router, logging, metrics and JSON rendering of one small answer. The difference to the lookup "
+        "is what the Elasticsearch client and the service's own code add (the region comes from the cache "
+        "in both).</p>"
     )
 
 
@@ -752,6 +808,7 @@ def html(doc: dict) -> str:
             f"{esc(up['description'])}. Wall time {fmt_num(doc.get('wall_s'))} s.</p>",
             _summary_section(doc, rows, colors),
             _overload_section(doc, rows, colors),
+            _framework_section(doc, rows, colors),
             _efficiency_section(doc, rows, colors),
             _warmup_section(groups),
             _steps_section(doc, groups, colors),

@@ -20,7 +20,7 @@ from xml.etree import ElementTree
 from cityref_tools import cgroup
 
 from . import load, placement, report, warmup
-from .metrics import FIXED_CONNECTIONS, cumulative, step_metrics, totals
+from .metrics import FIXED_CONNECTIONS, at_fixed, cumulative, step_metrics, totals
 from .targets import Env, Limits, Running, Target
 from .upstream import EsUpstream, StaticUpstream, Upstream
 
@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = "cityref-bench/2"
 SCHEMAS = ("cityref-bench/1", SCHEMA)  # what `report` and `check` read
 MEASURED_KINDS = ("bare", "image", "floor")  # targets in a cgroup of their own: CPU and memory figures
+SERVICE_KINDS = ("bare", "image")  # a cityref service, which also serves the framework-only route
+FRAMEWORK_PATH = "/health"  # the spec's liveness route: never calls Elasticsearch
 NOFILE_MARGIN = 1024  # descriptors beyond the connections (upstream, files, wrk's own)
 
 
@@ -196,8 +198,9 @@ def planned_target_s(p: Profile, open_loop: bool, verify: bool) -> float:
         n_warm = warm / p.stable_window_s
     else:
         warm, n_warm = len(p.warmup) * p.warmup_s, len(p.warmup)
-    steps = warm + len(p.connections) * p.step_s + (len(p.open_rates) * p.open_s if open_loop else 0)
-    n = n_warm + len(p.connections) + (len(p.open_rates) if open_loop else 0)
+    closed = len(p.connections) + 1  # the steps and the framework-only step
+    steps = warm + closed * p.step_s + (len(p.open_rates) * p.open_s if open_loop else 0)
+    n = n_warm + closed + (len(p.open_rates) if open_loop else 0)
     return steps + n * (p.pause_s + 0.3) + (12 if verify else 0) + 4
 
 
@@ -272,7 +275,10 @@ class Stepper:
         self.wrk_env = {"BENCH_IDS": str(ids_file), "BENCH_PATH": running.path} if ids_file else {}
         self.urls = [running.url + running.path % i for i in (_read_ids(ids_file) if ids_file else [first_id])]
 
-    def __call__(self, kind: str, n: int, seconds: float, what: str, pause: bool = True) -> dict:
+    def __call__(
+        self, kind: str, n: int, seconds: float, what: str, pause: bool = True, path: str | None = None
+    ) -> dict:
+        """One step; `path`: a fixed path instead of the lookup (the framework-only step's /health)."""
         self.progress.show(self.label, f"{what}, {seconds:g} s")
         meter = self.running.meter
         meter.reset_peak()
@@ -281,10 +287,13 @@ class Stepper:
             result = load.run_vegeta(
                 self.cfg.vegeta, self.urls, n, seconds, self.load_cpus, self.outdir, self.cfg.timeout_s
             )
+        elif path:
+            result = load.run_wrk(self.running.url + path, n, seconds, {}, self.load_cpus, self.cfg.timeout_s)
         else:
             result = load.run_wrk(self.url, n, seconds, self.wrk_env, self.load_cpus, self.cfg.timeout_s)
         after = meter.sample()
         m = step_metrics(result, before, after)
+        m["memory_working_set_bytes"] = meter.working_set(after.memory_bytes) if after else None
         m.update(kind=kind, connections=n if kind != "open" else None, rate=n if kind == "open" else None)
         self.rec["steps"].append(m)
         if after is not None and after.oom_kills and not self.rec.get("oom"):
@@ -381,14 +390,22 @@ def bench_target(
         else:
             rec["cpu_startup_s"] = start_sample.cpu_ns / 1e9 - verify_cpu if start_sample else None
         rec["memory_after_startup_bytes"] = start_sample.memory_bytes if start_sample else None
+        idle = running.meter.working_set(start_sample.memory_bytes) if start_sample else None
+        rec["memory_after_startup_working_set_bytes"] = idle
         step = Stepper(cfg, running, target.name, rec, load_cpus, ids_file, first_id, outdir, progress)
         rec["warmup"] = warm_up(p, target.kind, step)
         for i, n in enumerate(p.connections):
             step("step", n, p.step_s, f"step {i + 1}/{len(p.connections)}, {n} connections")
+        if target.kind in SERVICE_KINDS:  # the framework alone: a route that never calls the upstream
+            n = p.fixed_connections
+            what = f"framework only: GET {FRAMEWORK_PATH}, {n} connections"
+            step("framework", n, p.step_s, what, path=FRAMEWORK_PATH)
         for i, r in enumerate(p.open_rates if cfg.open_loop else []):
             step("open", r, p.open_s, f"open loop {i + 1}/{len(p.open_rates)}, {r} req/s")
-        measured = [s for s in rec["steps"] if s["kind"] != "open"]
-        rec["totals"] = totals(measured, rec["cpu_startup_s"], cfg.price_per_vcpu_hour, p.fixed_connections)
+        measured = [s for s in rec["steps"] if s["kind"] in ("warmup", "step")]
+        rec["totals"] = totals(measured, rec["cpu_startup_s"], cfg.price_per_vcpu_hour, p.fixed_connections, idle)
+        framework = [s for s in rec["steps"] if s["kind"] == "framework"]
+        rec["totals"]["framework_only"] = at_fixed(framework, p.fixed_connections) if framework else None
         rec["cumulative"] = cumulative(measured, rec["cpu_startup_s"])
     except Exception as e:  # noqa: BLE001
         rec.update(status="failed", reason=f"during the load steps: {e}")

@@ -54,6 +54,10 @@ class Meter:
     def reset_peak(self) -> bool:
         return False
 
+    def working_set(self, usage: int) -> int | None:
+        """The working set (usage minus inactive file cache) where the target has a cgroup of its own."""
+        return None
+
 
 class CgroupMeter(Meter):
     def __init__(self, group: Cgroup):
@@ -61,6 +65,9 @@ class CgroupMeter(Meter):
 
     def sample(self) -> Sample | None:
         return self.group.sample()
+
+    def working_set(self, usage: int) -> int | None:
+        return self.group.working_set(usage)
 
     def reset_peak(self) -> bool:
         return self.group.reset_peak()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import nginx, report, runner, warmup
-from bench.metrics import cumulative, step_metrics, totals
+from bench.metrics import at_fixed, cumulative, step_metrics, totals
 from cityref_tools.cgroup import Sample
 
 
@@ -35,6 +35,8 @@ def result(
         m.update(kind=kind_, connections=conns, rate=None)
         steps.append(m)
     open_step = dict(steps[-1], kind="open", connections=None, rate=100)
+    # a service's framework-only step (GET /health): 40 % of the lookup's CPU per request
+    framework = [dict(steps[-1], kind="framework", cpu_ms_per_request=cpu_per_req * 400)] if kind == "bare" else []
     windows = iter(steps[:2])
     _, warm = warmup.until_stable(warmup.Rule(4, 2.0, 4.0, 0.03, agreeing=2), lambda n, s: next(windows))
     return {
@@ -48,8 +50,11 @@ def result(
         "cpu_startup_s": 0.01,
         "verify": {"passed": True},
         "warmup": warm,
-        "steps": steps + [open_step],
-        "totals": totals(steps, 0.01, 0.0275, fixed_connections=4),
+        "steps": steps + framework + [open_step],
+        "totals": dict(
+            totals(steps, 0.01, 0.0275, fixed_connections=4),
+            framework_only=at_fixed(framework, 4) if framework else None,
+        ),
         "cumulative": cumulative(steps, 0.01),
     }
 
@@ -236,6 +241,18 @@ def test_overload_table() -> None:
     page = report.html(doc)
     assert "<h2>Overload (4 connections)</h2>" in page
     assert "OOM kills" in page and "memory high-water" in page
+
+
+def test_the_framework_alone_beside_the_lookup() -> None:
+    doc = document()
+    svc = next(r for r in doc["summary"] if r["target"] == "svc")
+    assert svc["framework_only"]["cpu_us_per_request"]["median"] == pytest.approx(40)
+    assert svc["at_fixed"]["cpu_us_per_request"]["median"] == pytest.approx(100)
+    floor = next(r for r in doc["summary"] if r["kind"] == "floor")
+    assert floor["framework_only"]["cpu_us_per_request"] is None
+    page = report.html(doc)
+    assert "<h2>The framework's own cost (4 connections)</h2>" in page
+    assert "svc</td><td>40.0</td><td>100.0</td><td>60.0</td><td>60.00%</td>" in page
 
 
 def test_warm_up_seconds_and_the_cap_are_shown() -> None:

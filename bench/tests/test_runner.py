@@ -92,9 +92,13 @@ class CountingMeter(Meter):
 
     def __init__(self) -> None:
         self.cpu_ns = 0
+        self.usage = 2**20  # grows by 10 kB per connection of the last step (the fake wrk sets it)
 
     def sample(self) -> Sample:
-        return Sample(self.cpu_ns, 2**20, 2**21, 0, 0, 0)
+        return Sample(self.cpu_ns, self.usage, 2**21, 0, 0, 0)
+
+    def working_set(self, usage: int) -> int:
+        return usage - 2**18  # 256 KiB of inactive file cache
 
 
 def fake_load(meter: CountingMeter | None, cpu_us: list[float]):
@@ -104,6 +108,7 @@ def fake_load(meter: CountingMeter | None, cpu_us: list[float]):
         ok = int(1000 * seconds)
         if meter is not None:
             meter.cpu_ns += int(ok * next(costs) * 1000)
+            meter.usage = 2**20 + connections * 10_000
         return {
             "duration_s": seconds,
             "responses": ok,
@@ -153,22 +158,28 @@ def bench(
 
 
 def test_bench_target_warms_up_until_stable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [300, 150, 110, 101, 100, 100, 100, 100, 100])
+    costs = [300, 150, 110, 101, 100, 100, 100, 100, 100, 40]  # the last: the framework-only step
+    rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), costs)
     assert rec["status"] == "ok", rec["reason"]
     w = rec["warmup"]
     assert w["mode"] == "stable" and w["converged"] and w["windows"] == 6 and w["seconds"] == 6
     assert w["window_cpu_us_per_request"] == pytest.approx([300, 150, 110, 101, 100, 100])  # 101, 100, 100: within 3 %
     kinds = [(s["kind"], s["connections"]) for s in rec["steps"]]
-    assert kinds == [("warmup", 64)] * 6 + [("step", 4), ("step", 64), ("step", 2048)]
+    assert kinds == [("warmup", 64)] * 6 + [("step", 4), ("step", 64), ("step", 2048), ("framework", 64)]
     assert rec["totals"]["at_fixed"]["cpu_us_per_request"] == pytest.approx(100)
-    assert rec["totals"]["overload"]["connections"] == 2048
-    # the whole run counts the warm-up: (6 windows + 3 steps) x 1000 requests over their CPU
+    assert rec["totals"]["framework_only"]["cpu_us_per_request"] == pytest.approx(40)
+    over = rec["totals"]["overload"]
+    assert over["connections"] == 2048
+    assert rec["memory_after_startup_working_set_bytes"] == 2**20 - 2**18
+    assert over["memory_working_set_bytes"] == 2**20 + 2048 * 10_000 - 2**18
+    assert over["memory_per_connection_bytes"] == pytest.approx(10_000)
+    # the whole run counts the warm-up, not the framework-only step: (6 windows + 3 steps) x 1000 requests
     cpu_s = (300 + 150 + 110 + 101 + 100 + 100 + 3 * 100) * 1000 / 1e6
     assert rec["totals"]["requests_per_cpu_s"] == pytest.approx(9000 / cpu_s, rel=1e-3)
 
 
 def test_bench_target_caps_the_warm_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [100 * 0.9**i for i in range(6)] + [50] * 3)
+    rec = bench(monkeypatch, tmp_path, "bare", CountingMeter(), [100 * 0.9**i for i in range(6)] + [50] * 4)
     w = rec["warmup"]
     assert w["capped"] and not w["converged"] and w["windows"] == 6 and w["seconds"] == 6
 
