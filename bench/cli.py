@@ -101,9 +101,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--stable-tolerance",
         type=float,
-        help="consecutive windows whose CPU per request lies within this relative spread = stable (0.03 = 3 %%)",
+        help="stable when the median CPU per request of the last windows lies within this of the median of "
+        "the windows before them (0.05 = 5 %%)",
     )
-    g.add_argument("--stable-windows", type=int, help="how many consecutive windows must agree (default 3; smoke 2)")
+    g.add_argument(
+        "--stable-windows", type=int, help="windows per group the stability rule compares (default 3; smoke 2)"
+    )
     g.add_argument(
         "--fixed-connections",
         type=int,
@@ -225,10 +228,10 @@ def profile_problem(p: runner.Profile) -> str | None:
             return "--stable-window and --stable-tolerance must be positive"
         if p.stable_agreeing < 2:
             return "--stable-windows must be 2 or more"
-        if p.stable_cap_s < p.stable_agreeing * p.stable_window_s:
+        if p.stable_cap_s < 2 * p.stable_agreeing * p.stable_window_s:
             return (
-                f"--stable-cap {p.stable_cap_s:g} s leaves no room for the {p.stable_agreeing} windows of "
-                f"{p.stable_window_s:g} s the stability rule compares"
+                f"--stable-cap {p.stable_cap_s:g} s leaves no room for the two groups of {p.stable_agreeing} "
+                f"windows of {p.stable_window_s:g} s the stability rule compares"
             )
     return None
 

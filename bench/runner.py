@@ -47,8 +47,8 @@ class Profile:
     stable_connections: int = 64  # warm-up windows until stable at this many connections; 0 = fixed only
     stable_window_s: float = 5.0
     stable_cap_s: float = 60.0
-    stable_tolerance: float = 0.03  # consecutive windows' CPU per request within 3 % of each other
-    stable_agreeing: int = 3  # how many consecutive windows must agree
+    stable_tolerance: float = 0.05  # the last windows' median CPU per request within 5 % of the ones before
+    stable_agreeing: int = 3  # windows per group of that comparison
     fixed_connections: int = FIXED_CONNECTIONS  # the count every target is also compared at
 
 
@@ -80,7 +80,7 @@ PROFILES = {
         0.2,
         stable_connections=4,
         stable_window_s=1.0,
-        stable_cap_s=3.0,
+        stable_cap_s=4.0,
         stable_agreeing=2,
         fixed_connections=4,
     ),
@@ -194,7 +194,7 @@ def _mmss(s: float) -> str:
 def planned_target_s(p: Profile, open_loop: bool, verify: bool) -> float:
     """A guess before the first target completes: the stable warm-up at half its cap (two windows at least)."""
     if p.stable_connections:
-        warm = max(p.stable_agreeing * p.stable_window_s, p.stable_cap_s / 2)
+        warm = max(2 * p.stable_agreeing * p.stable_window_s, p.stable_cap_s / 2)
         n_warm = warm / p.stable_window_s
     else:
         warm, n_warm = len(p.warmup) * p.warmup_s, len(p.warmup)
