@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full bench-resilience
+.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full bench-publish bench-resilience
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -19,6 +19,9 @@ bench:  ## the benchmark, quick profile: sets everything up, writes out/bench/la
 
 bench-full:  ## the benchmark, the original study's full profile (connections 2…2048, 3 interleaved repeats)
 	@scripts/bench.sh --profile full $(ARGS)
+
+bench-publish:  ## the published run (about an hour): every target twice at 64 and 2048 connections, into docs/results/<date>-<commit>/ and README.md's results
+	@scripts/bench.sh publish $(ARGS)
 
 bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 50 minutes (ARGS=… for options)
 	@scripts/bench.sh resilience $(ARGS)
@@ -49,7 +52,7 @@ compose:  ## regenerate compose.yaml from the descriptors and Dockerfiles (make 
 kubernetes:  ## regenerate deploy/kubernetes/ from the descriptors (make test checks and validates it)
 	@scripts/python.sh scripts/kubernetes.py
 
-readme-table:  ## regenerate README.md's services table from services/*/cityref.yaml (make test checks it)
+readme-table:  ## regenerate README.md's services table and results (services/*/cityref.yaml, docs/results/latest; make test checks them)
 	@scripts/python.sh scripts/readme_table.py
 
 spec:  ## regenerate spec/openapi.json from spec/openapi.yaml

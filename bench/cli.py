@@ -5,10 +5,12 @@ python -m bench report RUN.json...         redraw a run's report.html
 python -m bench check RUN.json             exit 1 if a run file is unusable (failed targets, missing figures)
 python -m bench resilience [options]       outage, slow upstream, slow and hostile clients, soak, per target
                                            (python -m bench resilience --help)
-python -m bench resilience-table RUN.json  the resilience run's tables in Markdown (docs/results.md's Resilience)
+python -m bench resilience-table RUN.json  the resilience run's tables in Markdown (docs/results/history.md)
 python -m bench compare RUN_A RUN_B [--html PATH]
                                            per target, how CPU per request, requests/s, memory and startup
                                            moved from A to B; changes within the runs' own spread are noise
+python -m bench publish RUN_DIR [--dest D] a finished run into docs/results/<date>-<commit>/ (run.json, report,
+                                           charts, results.md) and docs/results/latest (make bench-publish)
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from cityref_tools import descriptors, prerequisites
 
-from . import compare, report, resilience, resilience_report, runner, targets
+from . import compare, publish, report, resilience, resilience_report, runner, targets
 from .targets import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["resilience"]:
         return resilience_main(argv[1:])
-    if argv[:1] == ["resilience-table"]:  # the resilience tables of docs/results.md from a run file
+    if argv[:1] == ["resilience-table"]:  # the resilience tables of docs/results/history.md from a run file
         print(resilience_report.markdown(json.loads(Path(argv[1]).read_text())), end="")
         return 0
     if argv[:1] == ["check"]:
@@ -270,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
         ca.html.write_text(compare.html(run_a, run_b, rows))
         print(f"\nrendered: {ca.html}")
         return 0
+    if argv[:1] == ["publish"]:  # a finished run into docs/results/<date>-<commit>/ (make bench-publish)
+        c = argparse.ArgumentParser(prog="python -m bench publish", description=publish.__doc__)
+        c.add_argument("run_dir", type=Path, help="the run's directory (its run.json and report.html)")
+        c.add_argument("--dest", type=Path, default=ROOT / publish.PUBLISHED, help="default: docs/results")
+        ca = c.parse_args(argv[1:])
+        print(publish.publish(ca.run_dir.resolve(), ca.dest))
+        return 0
     if argv[:1] == ["report"]:
         for f in argv[1:]:
             doc = json.loads(Path(f).read_text())
@@ -278,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             print(Path(f).with_name("report.html"))
         return 0
     a = parser().parse_args(argv)
-    cfg = config(a)
+    cfg = replace(config(a), command=" ".join(["python -m bench", *argv]))
     rc = prerequisites.check(
         missing("python -m bench", "make bench", cfg.targets, a, vegeta=cfg.vegeta if cfg.open_loop else None)
     )

@@ -105,6 +105,7 @@ def at_fixed(closed: list[dict], connections: int) -> dict:
         "rps": s["rps"] if s else None,
         "cpu_us_per_request": cpu_us,
         "requests_per_cpu_s": 1e6 / cpu_us if cpu_us else None,
+        "p50_ms": s["latency_ms"]["p50"] if s else None,
         "p99_ms": s["latency_ms"]["p99"] if s else None,
         "error_ratio": s["error_ratio"] if s else None,
     }

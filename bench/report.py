@@ -33,7 +33,7 @@ SUMMARY_KEYS = [
     "memory_peak_bytes_last_step",
     "error_ratio",
 ]
-FIXED_KEYS = ["rps", "cpu_us_per_request", "requests_per_cpu_s", "p99_ms", "error_ratio"]
+FIXED_KEYS = ["rps", "cpu_us_per_request", "requests_per_cpu_s", "p50_ms", "p99_ms", "error_ratio"]
 OVERLOAD_KEYS = [
     "rps",
     "error_ratio",
@@ -205,6 +205,19 @@ def _frame(title: str, body: str, legend: str = "") -> str:
     return (
         f'<figure><svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{esc(title)}">'
         f'<text x="{W / 2}" y="18" class="t">{esc(title)}</text>{body}</svg>{legend}</figure>'
+    )
+
+
+def standalone_svg(figure: str) -> str:
+    """A chart of this module as an SVG document of its own (for docs/results/: an <img> or a Markdown image
+    shows it without the report's page around it)."""
+    svg = figure[figure.index("<svg") : figure.rindex("</svg>") + len("</svg>")]
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        + svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1).replace(
+            ">", f"><style>text{{font:12px system-ui,sans-serif}}{CHART_CSS}</style>", 1
+        )
+        + "\n"
     )
 
 
@@ -384,7 +397,13 @@ def _step_series(
     return series
 
 
-CSS = """
+CHART_CSS = (
+    ".t{font-size:13px;font-weight:600;text-anchor:middle}.xl{font-size:10px;text-anchor:middle;fill:#555}"
+    ".yl{font-size:10px;text-anchor:end;fill:#555}.yt{font-size:10px;text-anchor:middle;fill:#555}"
+    ".bl{font-size:10px;fill:#333}.ax{stroke:#888}.grid{stroke:#eee}.ref{stroke:#000;stroke-dasharray:4 3}"
+)
+CSS = (
+    """
 body{font:14px/1.4 system-ui,-apple-system,'DejaVu Sans',sans-serif;margin:24px;color:#222;max-width:1340px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:13px}
@@ -392,16 +411,16 @@ td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}td{white-spa
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}.band{color:#888;font-size:11px}
 th.group{text-align:center;border-left:2px solid #fff}
 .kv td{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0;border:1px solid #eee;padding:4px}
-svg text{font-family:inherit}.t{font-size:13px;font-weight:600;text-anchor:middle}
-.xl{font-size:10px;text-anchor:middle;fill:#555}
-.yl{font-size:10px;text-anchor:end;fill:#555}.yt{font-size:10px;text-anchor:middle;fill:#555}.bl{font-size:10px;fill:#333}
-.ax{stroke:#888}.grid{stroke:#eee}.ref{stroke:#000;stroke-dasharray:4 3}
+svg text{font-family:inherit}
 .legend{font-size:11px;max-width:630px}.legend span{margin-right:10px;white-space:nowrap}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:3px;vertical-align:middle}
 .fail{color:#b00}.note{color:#555;font-size:12px;max-width:1000px}
 tr.wide-band{background:#fff6e0}.wide-band .warn{color:#b35900;font-weight:600}.capped{color:#b35900;font-weight:600}
 .bad{color:#b00;font-weight:600}
 """
+    + CHART_CSS
+    + "\n"
+)
 
 
 def _swatch(color: str) -> str:

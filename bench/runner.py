@@ -68,6 +68,10 @@ PROFILES = {
         stable_window_s=10.0,
         stable_cap_s=120.0,
     ),
+    # publish (make bench-publish): what the published run measures, within about an hour on 2 cores: every
+    # target twice, interleaved, at 64 and 2048 connections only (the 1…1024 curve is left out to fit),
+    # one open-loop rate for all, a 60 s warm-up cap
+    "publish": Profile("publish", [1, 1], 5, [64, 2048], 8, [2000], 8, 2, stable_cap_s=60.0),
     "smoke": Profile(
         "smoke",
         [],
@@ -106,6 +110,7 @@ class Config:
     vegeta: str = str(ROOT / ".cache" / "bin" / "vegeta")
     out: Path = ROOT / "out" / "bench"
     timeout_s: int = 15
+    command: str | None = None  # the command line that started the run, for the run file
 
 
 def _cmd_version(argv: list[str]) -> str | None:
@@ -462,6 +467,7 @@ def run(cfg: Config) -> Path:
     doc: dict = {
         "schema": SCHEMA,
         "run_id": run_id,
+        "command": cfg.command,
         "started": started.isoformat(timespec="seconds"),
         "finished": None,
         "wall_s": None,

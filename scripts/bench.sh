@@ -6,6 +6,8 @@
 #                                        SERVICES set and without it: the first of those),
 #                                        a 3-second stable warm-up, two 2-second steps, fixture city,
 #                                        then `python -m bench check`
+#   scripts/bench.sh publish [OPTIONS]    `make bench-publish`: setup, the publish profile, then `python -m bench
+#                                        publish` into docs/results/ and README.md's results (scripts/readme_table.py)
 #   scripts/bench.sh resilience [OPTIONS] `make bench-resilience`: setup (no bench dataset: the scenarios use a
 #                                        fixture city), then `python -m bench resilience OPTIONS`
 #   scripts/bench.sh resilience-smoke    its smoke run for `make test`: rust-actix (or the first of SERVICES)
@@ -36,7 +38,8 @@ prerequisites() {
     } >"$apt_log" 2>&1 || need_fail "${missing[*]} missing, and apt-get could not install them (log: $apt_log)" "$fix"
     log "installed ${missing[*]} (apt-get)"
   fi
-  local make="make bench"; [[ $COMMAND != resilience* ]] || make="make bench-resilience"
+  local make="make bench"
+  case $COMMAND in resilience*) make="make bench-resilience" ;; publish) make="make bench-publish" ;; esac
   [ "$(id -u)" = 0 ] || need_fail "$make needs root for its cgroups (1.5-CPU / 512 MiB limits)" "run it as root, e.g. sudo $make"
 }
 
@@ -111,6 +114,14 @@ case "$COMMAND" in
     scripts/python.sh -m bench --profile smoke --services "$svc" --no-images --no-floor --no-ceiling \
       --no-open-loop --city-id 3 --out "$out"
     scripts/python.sh -m bench check "$out/latest/run.json" ;;
+  publish)  # make bench-publish: the published run, into docs/results/ and README.md's results
+    shift; setup "$@"
+    # a target that failed is published as failed; a missing prerequisite (exit 2) stops here
+    rc=0; scripts/python.sh -m bench --profile publish "$@" || rc=$?
+    [ "$rc" -le 1 ] || exit "$rc"
+    scripts/python.sh -m bench publish "$OUT/bench/latest"
+    scripts/python.sh scripts/readme_table.py
+    log "published: docs/results/latest; README.md's results regenerated (commit both)" ;;
   resilience)
     shift; NO_DATASET=1 setup "$@"
     scripts/python.sh -m bench resilience "$@" ;;

@@ -1,7 +1,8 @@
-"""README.md's table of services, generated from services/*/cityref.yaml (`make readme-table`).
+"""README.md's generated parts (`make readme-table`): the table of services, from services/*/cityref.yaml,
+and "Results at a glance", from the published run (docs/results/latest/run.json; bench/publish.py).
 
-    readme_table.py           rewrite the table between the markers in README.md
-    readme_table.py --check   exit 1 if README.md's table differs from the descriptors (make test)
+    readme_table.py           rewrite both between their markers in README.md
+    readme_table.py --check   exit 1 if README.md differs from what they give (make test)
 
 Columns: name, port (`make up`'s and compose's), language, framework and Elasticsearch client, folder,
 and a status built from the
@@ -16,11 +17,16 @@ from __future__ import annotations
 import pathlib
 import sys
 
+from bench import publish
 from cityref_tools import descriptors
 
 README = descriptors.ROOT / "README.md"
 BEGIN = "<!-- services table: generated from services/*/cityref.yaml by `make readme-table`; do not edit -->"
 END = "<!-- end of the generated services table -->"
+RESULTS_BEGIN = (
+    "<!-- results at a glance: generated from docs/results/latest/run.json by `make readme-table`; do not edit -->"
+)
+RESULTS_END = "<!-- end of results at a glance -->"
 
 
 MATRIX = "docs/protocol-matrix.md"
@@ -70,9 +76,14 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def between(text: str, begin: str, end: str, content: str) -> str:
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return text[:start] + "\n" + content.rstrip("\n") + "\n" + text[stop:]
+
+
 def render(text: str) -> str:
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    return text[:start] + "\n" + table() + "\n" + text[end:]
+    text = between(text, BEGIN, END, table())
+    return between(text, RESULTS_BEGIN, RESULTS_END, publish.readme_block(descriptors.ROOT / publish.PUBLISHED))
 
 
 def main(argv: list[str]) -> int:
@@ -81,7 +92,8 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         if new != text:
             print(
-                "README.md's services table differs from services/*/cityref.yaml: run `make readme-table`",
+                "README.md's services table or results differ from services/*/cityref.yaml and "
+                "docs/results/latest: run `make readme-table`",
                 file=sys.stderr,
             )
             return 1
