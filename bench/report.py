@@ -107,10 +107,21 @@ def _median(b: dict | None) -> float | None:
     return b["median"] if b else None
 
 
+BASELINE_ERRORS = 0.01  # a floor or ceiling with more errors than this in a step is no yardstick there
+
+
+def baseline_failed(row: dict) -> bool:
+    """A floor or ceiling that failed its own overload step (errors above BASELINE_ERRORS): Elasticsearch
+    rejects what an unbounded nginx passes on, while the services bound their requests in flight to 64."""
+    err = _median((row.get("overload") or {}).get("error_ratio"))
+    return row["kind"] in ("floor", "ceiling") and err is not None and err > BASELINE_ERRORS
+
+
 def _floor_ratios(rows: list[dict]) -> None:
-    """Whole-run and fixed-count requests per CPU-second relative to the floor's medians."""
+    """Fixed-count requests per CPU-second relative to the floor's median, and whole-run ones unless the
+    floor failed a step (then its whole run is no yardstick: the ratio is left out)."""
     floor = next((r for r in rows if r["kind"] == "floor" and r["requests_per_cpu_s"]), None)
-    whole = _median(floor["requests_per_cpu_s"]) if floor else None
+    whole = _median(floor["requests_per_cpu_s"]) if floor and not baseline_failed(floor) else None
     fixed = _median(floor["at_fixed"]["requests_per_cpu_s"]) if floor else None
     for row in rows:
         row["ratio_to_floor"] = ratio(_median(row["requests_per_cpu_s"]), whole)
@@ -507,9 +518,10 @@ def _summary_section(doc: dict, rows: list[dict], colors: dict) -> str:
         "Peak = the step with the most successful requests per second. Requests per CPU-second and cost over "
         "the whole run count startup, warm-up and every step (the verify gate excluded); cost at "
         f"${doc['options']['price_per_vcpu_hour_usd']} per vCPU-hour. × floor = requests per CPU-second "
-        "relative to the nginx proxy doing the same hop. Warm-up: seconds of windows until two consecutive "
-        "ones agreed on CPU per request (⚑ cap: they never did); (fixed) = fixed warm-up steps, for targets "
-        "without CPU figures. Memory is the cgroup's charge (v1 memory.max_usage_in_bytes / v2 memory.peak): "
+        "relative to the nginx proxy doing the same hop. Warm-up: seconds of windows until CPU per request "
+        "settled (the median of the last 3 windows within 5 % of the 3 before; ⚑ cap: it never did); "
+        "(fixed) = fixed warm-up steps, for targets without CPU figures. "
+        "Memory is the cgroup's charge (v1 memory.max_usage_in_bytes / v2 memory.peak): "
         "it includes the page cache the target reads (jars, AOT cache), which the kernel reclaims at the limit; "
         "OOM kills are counted per step. The ceiling's figures are the upstream process's own (/proc), not a "
         "cgroup's.</p>"
@@ -525,8 +537,9 @@ def _overload_section(doc: dict, rows: list[dict], colors: dict) -> str:
         oom_cell = fmt_band(oom, lambda v: "–" if v is None else f"{v:.0f}")
         if oom and oom["max"]:
             oom_cell = f"<span class=bad>{oom_cell}</span>"
+        name = esc(r["target"]) + (" <span class=bad>(no yardstick here)</span>" if baseline_failed(r) else "")
         body.append(
-            f"<tr><td>{_swatch(colors[r['target']])}{esc(r['target'])}</td>"
+            f"<tr><td>{_swatch(colors[r['target']])}{name}</td>"
             f"<td>{fmt_band(o['rps'], fmt_num)}</td><td>{fmt_band(o['error_ratio'], _pct)}</td>"
             f"<td>{fmt_band(o['socket_errors'], fmt_num)}</td><td>{fmt_band(o['p99_ms'], _ms)}</td>"
             f"<td>{fmt_band(o['memory_peak_bytes'], fmt_bytes)}</td>"
@@ -540,7 +553,10 @@ def _overload_section(doc: dict, rows: list[dict], colors: dict) -> str:
         "<th>working set after startup</th><th>working set after the step</th><th>per connection</th>"
         "<th>OOM kills</th></tr>" + "".join(body) + "</table>"
         f"<p class=note>The closed-loop step at the largest connection count ({n}): whether a target keeps "
-        "answering, how its tail latency and memory grow, and whether the memory limit killed it. Memory "
+        "answering, how its tail latency and memory grow, and whether the memory limit killed it. "
+        f"A floor or ceiling with more than {BASELINE_ERRORS:.0%} errors here is marked: Elasticsearch rejects "
+        "what the unbounded nginx passes on, while every service bounds its requests in flight to 64, so that "
+        "baseline is no yardstick at this step, and the whole-run ratios to the floor are left out. Memory "
         "high-water is the cgroup's raw usage during that step (reset before it where the kernel allows), page "
         "cache included; the working set is usage less the inactive file cache, the figure Kubernetes reports "
         "and evicts by, after startup and just after the step; per connection is their difference over the "

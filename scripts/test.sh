@@ -30,7 +30,7 @@ stage "spec lint" scripts/lint-spec.sh
 stage "lint: Python (ruff), shell (shellcheck)" scripts/lint.sh
 stage "shared Python tools tests" scripts/python.sh -m pytest -q cityref_tools/tests
 stage "conformance self-tests" scripts/python.sh -m pytest -q conformance/tests_self
-stage "README services table" scripts/python.sh scripts/readme_table.py --check
+stage "README generated parts: services, results" scripts/python.sh scripts/readme_table.py --check
 stage "Kubernetes manifests: drift, schemas" scripts/python.sh scripts/kubernetes.py --check
 stage "compose.yaml: drift" scripts/python.sh scripts/compose.py --check
 stage "bench unit tests" scripts/python.sh -m pytest -q bench/tests

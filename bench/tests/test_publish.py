@@ -115,3 +115,17 @@ def test_the_publish_profile_fits_its_hour() -> None:
     per_target = runner.planned_target_s(p, open_loop=True, verify=True) + 8  # + startup
     assert p.repeats == 2 and targets * p.repeats * per_target < 60 * 60
     assert copy.deepcopy(p).connections == [64, 2048]
+
+
+def test_readme_block_comes_from_latest(tmp_path: Path) -> None:
+    assert "No run is published yet: `make bench-publish`" in publish.readme_block(tmp_path / "none")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps(published_doc()))
+    (run / "report.html").write_text("<html></html>")
+    publish.publish(run, tmp_path / "results")
+    block = publish.readme_block(tmp_path / "results")
+    where = "docs/results/2026-11-26-abc"
+    assert block.startswith(f"From the published run, [{where}/]({where}/results.md)")
+    assert "![CPU per request](docs/results/2026-11-26-abc/charts/cpu-per-request.svg)" in block
+    assert "| rust-actix |" in block and "Beside the 2020 study" in block

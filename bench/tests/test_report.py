@@ -336,3 +336,18 @@ def test_report_functions_stay_short() -> None:
         if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno + 1 > 80
     ]
     assert long == []
+
+
+def test_a_baseline_that_fails_its_overload_step_is_no_yardstick() -> None:
+    doc = document()
+    for r in doc["results"]:
+        if r["kind"] == "floor":
+            o = r["totals"]["overload"]
+            o["error_ratio"] = 0.32
+    rows = report.summary(doc)
+    floor = next(r for r in rows if r["kind"] == "floor")
+    svc = next(r for r in rows if r["target"] == "svc")
+    assert report.baseline_failed(floor) and not report.baseline_failed(svc)
+    assert svc["ratio_to_floor"] is None and svc["ratio_to_floor_band"] is None  # the whole run: left out
+    assert svc["at_fixed"]["ratio_to_floor"] is not None  # the fixed count: the floor answered there
+    assert "(no yardstick here)" in report.html(doc)
