@@ -276,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         c = argparse.ArgumentParser(prog="python -m bench publish", description=publish.__doc__)
         c.add_argument("run_dir", type=Path, help="the run's directory (its run.json and report.html)")
         c.add_argument("--dest", type=Path, default=ROOT / publish.PUBLISHED, help="default: docs/results")
+        c.add_argument("--resilience", type=Path, metavar="RUN_DIR", help="a resilience run to publish beside it")
         ca = c.parse_args(argv[1:])
-        print(publish.publish(ca.run_dir.resolve(), ca.dest))
+        print(publish.publish(ca.run_dir.resolve(), ca.dest, ca.resilience.resolve() if ca.resilience else None))
         return 0
     if argv[:1] == ["report"]:
         for f in argv[1:]:

@@ -22,10 +22,11 @@ import yaml
 
 from cityref_tools import descriptors
 
-from . import report
-from .metrics import band, wide
+from . import report, resilience_report
+from .metrics import at_fixed, band, wide
 
 STUDY = Path(__file__).with_name("study2020.yaml")
+OVERLOAD = ("memory_working_set_bytes", "memory_per_connection_bytes", "error_ratio", "oom_kills", "memory_peak_bytes")
 PUBLISHED = "docs/results"
 
 
@@ -65,26 +66,54 @@ def _image_size(runs: list[dict]) -> float | None:
     return next(((r.get("info") or {}).get("image_size_bytes") for r in runs if r.get("info")), None)
 
 
+def _died(runs: list[dict], n: int) -> dict | None:
+    """A target whose every repeat died during its load steps (e.g. out of memory at 2048 connections): a
+    summary of the steps it finished, for a row that shows them and says where it died. None otherwise."""
+    if not runs or any(r["status"] == "ok" for r in runs):
+        return None
+    done = [r for r in runs if any(s["kind"] == "step" for s in r["steps"])]
+    fixed = [at_fixed([s for s in r["steps"] if s["kind"] == "step"], n) for r in done]
+    if not any(f["cpu_us_per_request"] for f in fixed):
+        return None
+    return {
+        "target": done[0]["target"],
+        "ok": 0,
+        "died": "; ".join(sorted({r["reason"] for r in done})),
+        "at_fixed": {k: band([f[k] for f in fixed]) for k in ("cpu_us_per_request", "p50_ms", "p99_ms")},
+        "startup_s": band([r["startup_s"] for r in done]),
+        "memory_idle_working_set_bytes": band([r.get("memory_after_startup_working_set_bytes") for r in done]),
+        "warmup": report.warmup_summary(done),
+        "requests_per_cpu_s": None,
+    }
+
+
 def service_rows(doc: dict) -> list[dict]:
-    """One row per service: the glance table's figures, bands where the run has repeats."""
+    """One row per service: the glance table's figures, bands where the run has repeats. A service whose
+    targets all died during their load steps gets the figures of the steps they finished, and says so."""
     summary = {r["target"]: r for r in report.summary(doc)}
     runs: dict[str, list[dict]] = {}
     for r in doc["results"]:
         runs.setdefault(r["target"], []).append(r)
-    floor = next((r for r in summary.values() if r["kind"] == "floor"), None)
+    n = report.fixed_connections(doc)
+    for name, rs in runs.items():
+        died = _died(rs, n)
+        if died:
+            summary[name] = died
+    floor = next((r for r in summary.values() if r.get("kind") == "floor"), None)
     floor_cpu = _med(floor["at_fixed"]["cpu_us_per_request"]) if floor else None
     price = doc["options"]["price_per_vcpu_hour_usd"]
     descs = {d["name"]: d for d in descriptors.all_services()}
     rows = []
     for svc in _services(doc):
         bare, img, no_aot = (summary.get(n) for n in (svc, f"{svc} (image)", f"{svc} (image, no AOT)"))
-        main = img if img and img["ok"] else bare
-        if not main or not main["ok"]:
-            rows.append({"service": svc, "failed": (main or {}).get("failures") or ["not run"]})
+        main = next((t for t in (img, bare) if t and (t["ok"] or t.get("died"))), None)
+        if not main:
+            rows.append({"service": svc, "failed": (bare or img or {}).get("failures") or ["not run"]})
             continue
         name = main["target"]
-        fixed, over, alone = main["at_fixed"], main["overload"], main["framework_only"]
-        cpu = fixed["cpu_us_per_request"]
+        fixed, cpu = main["at_fixed"], main["at_fixed"]["cpu_us_per_request"]
+        over = main.get("overload") or dict.fromkeys(OVERLOAD, None)
+        alone = main.get("framework_only") or {"cpu_us_per_request": None}
         rows.append(
             {
                 "service": svc,
@@ -111,6 +140,7 @@ def service_rows(doc: dict) -> list[dict]:
                 "framework_cpu_us": alone["cpu_us_per_request"],
                 "warmup": main["warmup"],
                 "whole_run_cpu_us": _inverse(_med(main["requests_per_cpu_s"])),
+                "died": main.get("died"),
             }
         )
     best = min((_med(r["cpu_us"]) for r in rows if "cpu_us" in r and _med(r["cpu_us"])), default=None)
@@ -148,6 +178,13 @@ def _per_connection(b: dict | None) -> str:
     return _b(b, 1, 1 / 1024)
 
 
+def _errors(r: dict) -> str:
+    """Errors at the overload step, or that the target died in its load steps (every repeat)."""
+    if r.get("died"):
+        return "died (every repeat)"
+    return _num(_med(r["errors_overload"]) * 100 if r["errors_overload"] else None, 1, " %")
+
+
 def _warm(w: dict | None) -> str:
     if not w:
         return "–"
@@ -155,13 +192,13 @@ def _warm(w: dict | None) -> str:
     return s + (" ⚑" if w["capped"] else "")
 
 
-def facts(doc: dict) -> str:
+def facts(doc: dict, command: str = "python -m bench --profile") -> str:
     """The line that dates a table: run, commit, machine, limits, profile, command."""
     m, lim = doc["machine"], doc["limits"]
     return (
         f"Run {doc['run_id']} ({doc['started'][:10]}) at commit {m['git']}, {m['cpu_model']}, {m['cpus']} cores, "
         f"cgroup {m['cgroup']}; each target {lim['cpus']:g} CPUs / {lim['memory_bytes'] // 2**20} MiB; "
-        f"`{doc.get('command') or 'python -m bench --profile ' + doc['profile']['name']}`."
+        f"`{doc.get('command') or command + ' ' + doc['profile']['name']}`."
     )
 
 
@@ -185,6 +222,7 @@ def glance_markdown(doc: dict) -> str:
         cpu = _b(r["cpu_us"], 1) + (" ⚠" if r["cpu_wide"] else "")
         startup = " / ".join(_num(_med(r[k]), 2) for k in ("startup_bare_s", "startup_image_s", "startup_no_aot_s"))
         label = r["service"] + ("" if r["target"].endswith("(image)") else " (bare: its image failed)")
+        label += " ⚠ died" if r.get("died") else ""
         body.append(
             f"| {label} | {r['framework']} | {cpu} | {_num(r['x_best'], 2)} | {_num(r['x_floor'], 2)} "
             f"| {_num(r['req_per_core_s'])} | {_num(_med(r['p50_ms']), 1)} / {_num(_med(r['p99_ms']), 1)} "
@@ -192,8 +230,7 @@ def glance_markdown(doc: dict) -> str:
             f"| {_num(r['image_size_bytes'] / 1e6 if r['image_size_bytes'] else None, 1)} "
             f"| {_mib(r['memory_idle_bytes'])} / {_mib(r['memory_overload_bytes'])} "
             f"| {_per_connection(r['memory_per_connection_bytes'])} "
-            f"| {_num(_med(r['errors_overload']) * 100 if r['errors_overload'] else None, 1, ' %')} "
-            f"| {_num(r['cost_per_billion_usd'], 2)} | {_warm(r['warmup'])} |"
+            f"| {_errors(r)} | {_num(r['cost_per_billion_usd'], 2)} | {_warm(r['warmup'])} |"
         )
     note = (
         f"\n{facts(doc)} Figures of each service's image, median (min–max) of the repeats; ⚠: the repeats "
@@ -250,7 +287,7 @@ def study_markdown(doc: dict, study: dict | None = None) -> str:
             f"| {_num(_value(impl, 'startup_s'), 3)} → {_num(_med(r['startup_image_s']), 2)} "
             f"| {_num(_value(impl, 'memory_max_mib'), 0)} → {_mib(s['overload']['memory_peak_bytes'] if s else None)} "
             f"| {_num(_value(impl, 'errors_at_max_connections'), 1, ' %')} → "
-            f"{_num(_med(r['errors_overload']) * 100 if r['errors_overload'] else None, 1, ' %')} |"
+            f"{_errors(r)} |"
         )
     info = study["study"]
     return (
@@ -262,7 +299,16 @@ def study_markdown(doc: dict, study: dict | None = None) -> str:
     )
 
 
-def results_markdown(doc: dict) -> str:
+def resilience_markdown(res: dict) -> str:
+    """A resilience run's tables (python -m bench resilience), dated by its own run and commit."""
+    return (
+        f"{facts(res, 'python -m bench resilience --profile')} Method: "
+        "[bench/README.md](../../../bench/README.md#resilience-make-bench-resilience); the run file without its "
+        f"raw samples: [resilience.json](resilience.json).\n\n{resilience_report.markdown(res)}"
+    )
+
+
+def results_markdown(doc: dict, res: dict | None = None) -> str:
     return (
         f"# Published run {doc['run_id']}\n\n"
         "Generated by `python -m bench publish` from [run.json](run.json); the full report: "
@@ -272,6 +318,7 @@ def results_markdown(doc: dict) -> str:
         f"## At a glance\n\n{glance_markdown(doc)}\n"
         f"## The framework's own cost\n\n{framework_markdown(doc)}\n"
         f"## Beside the 2020 study\n\n{study_markdown(doc)}"
+        + (f"\n## Resilience\n\n{resilience_markdown(res)}" if res else "")
     )
 
 
@@ -322,9 +369,12 @@ def charts(doc: dict) -> dict[str, str]:
     }
 
 
-def publish(run_dir: Path, dest_root: Path) -> Path:
-    """Copies the run into dest_root/<date>-<commit>/ with its charts and results.md; points `latest` at it."""
+def publish(run_dir: Path, dest_root: Path, resilience_dir: Path | None = None) -> Path:
+    """Copies the run into dest_root/<date>-<commit>/ with its charts and results.md; points `latest` at it.
+    `resilience_dir`: a resilience run to publish beside it (its tables, and its run file without the raw
+    samples as resilience.json)."""
     doc = json.loads((run_dir / "run.json").read_text())
+    res = json.loads((resilience_dir / "run.json").read_text()) if resilience_dir else None
     dest = dest_root / f"{doc['started'][:10]}-{doc['machine']['git'].replace('+dirty', '-dirty')}"
     if dest.exists():
         shutil.rmtree(dest)
@@ -333,7 +383,12 @@ def publish(run_dir: Path, dest_root: Path) -> Path:
     shutil.copy2(run_dir / "report.html", dest / "report.html")
     for name, svg in charts(doc).items():
         (dest / "charts" / name).write_text(svg)
-    (dest / "results.md").write_text(results_markdown(doc))
+    if res:
+        for rec in res["resilience"]:
+            for key in [k for k in rec if k.startswith("samples")]:
+                del rec[key]
+        (dest / "resilience.json").write_text(json.dumps(res, indent=1))
+    (dest / "results.md").write_text(results_markdown(doc, res))
     latest = dest_root / "latest"
     if latest.is_symlink() or latest.exists():
         latest.unlink()

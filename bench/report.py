@@ -83,7 +83,8 @@ def _section(ok: list[dict], name: str, keys: list[str], connections: int | None
     return out
 
 
-def _warmup(ok: list[dict]) -> dict | None:
+def warmup_summary(ok: list[dict]) -> dict | None:
+    """The warm-up over the repeats: modes, seconds (a band), how many converged and hit the cap."""
     recs = [r["warmup"] for r in ok if r.get("warmup")]
     if not recs:
         return None
@@ -151,7 +152,7 @@ def summary(doc: dict) -> list[dict]:
         row["at_fixed"] = _section(ok, "at_fixed", FIXED_KEYS, n_fixed, n_fixed)
         row["overload"] = _section(ok, "overload", OVERLOAD_KEYS, n_over, n_fixed)
         row["framework_only"] = _section(ok, "framework_only", FIXED_KEYS, n_fixed, n_fixed)
-        row["warmup"] = _warmup(ok)
+        row["warmup"] = warmup_summary(ok)
         eff = row["at_fixed"]["cpu_us_per_request"]
         row["efficiency_spread"] = eff["spread"] if eff else None
         row["efficiency_spread_wide"] = wide(eff)

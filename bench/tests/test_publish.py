@@ -67,9 +67,23 @@ def test_a_failed_service_is_a_row_that_says_so() -> None:
     doc = published_doc()
     for r in doc["results"]:
         if r["target"].startswith("kotlin-ktor"):
-            r.update(status="failed", reason="did not start")
+            r.update(status="failed", reason="did not start", steps=[])
     md = publish.glance_markdown(doc)
     assert "| kotlin-ktor | failed: did not start" in md
+
+
+def test_a_service_that_died_in_its_load_steps_shows_the_steps_it_finished() -> None:
+    doc = published_doc()
+    for r in doc["results"]:
+        if r["target"].startswith("kotlin-ktor"):
+            r.update(status="failed", reason="during the load steps: wrk exited 1")
+            r["steps"] = [s for s in r["steps"] if s["kind"] != "framework"]
+    rows = {r["service"]: r for r in publish.service_rows(doc)}
+    ktor = rows["kotlin-ktor"]
+    assert ktor["died"] == "during the load steps: wrk exited 1" and ktor["target"] == "kotlin-ktor (image)"
+    assert ktor["cpu_us"]["median"] == pytest.approx(100.5, rel=0.01) and ktor["startup_image_s"]["median"] == 0.05
+    line = next(x for x in publish.glance_markdown(doc).splitlines() if x.startswith("| kotlin-ktor"))
+    assert line.startswith("| kotlin-ktor ⚠ died |") and "died (every repeat)" in line
 
 
 def test_study_table_sets_2020_beside_now() -> None:
@@ -129,3 +143,36 @@ def test_readme_block_comes_from_latest(tmp_path: Path) -> None:
     assert block.startswith(f"From the published run, [{where}/]({where}/results.md)")
     assert "![CPU per request](docs/results/2026-11-26-abc/charts/cpu-per-request.svg)" in block
     assert "| rust-actix |" in block and "Beside the 2020 study" in block
+
+
+def test_a_resilience_run_is_published_beside_it_dated_by_its_own_commit(tmp_path: Path) -> None:
+    from bench.tests.test_resilience import result as resilience_result
+
+    run, res_dir = tmp_path / "run", tmp_path / "res"
+    run.mkdir()
+    res_dir.mkdir()
+    (run / "run.json").write_text(json.dumps(published_doc()))
+    (run / "report.html").write_text("<html></html>")
+    rec = resilience_result()
+    rec["samples (straight to Elasticsearch)"] = [[0, 1]] * 1000
+    res = {
+        "run_id": "20261126T023027Z-resilience-quick",
+        "started": "2026-11-26T02:30:27+00:00",
+        "machine": dict(published_doc()["machine"], git="96fc6c0"),
+        "limits": {"cpus": 1.5, "memory_bytes": 2**29},
+        "profile": {
+            "name": "quick",
+            "outage_connections": [64, 2048],
+            "hostile_bytes": 64 * 2**20,
+            "soak_connections": 2048,
+            "load_connections": 64,
+        },
+        "resilience": [rec],
+    }
+    (res_dir / "run.json").write_text(json.dumps(res))
+    dest = publish.publish(run, tmp_path / "results", res_dir)
+    md = (dest / "results.md").read_text()
+    assert "## Resilience\n\nRun 20261126T023027Z-resilience-quick (2026-11-26) at commit 96fc6c0" in md
+    assert "`python -m bench resilience --profile quick`" in md and "| svc | 503×10 (2 ms)" in md
+    kept = json.loads((dest / "resilience.json").read_text())["resilience"][0]
+    assert not [k for k in kept if k.startswith("samples")]  # the raw samples stay out of the repository
