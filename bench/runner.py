@@ -53,7 +53,8 @@ class Profile:
 
 
 PROFILES = {
-    # quick: a 90 s cap, because C2 on one CPU settles only after 50-75 s (measured in the efficiency runs)
+    # quick: a 90 s cap, because C2 on one CPU takes most of a minute to settle (the efficiency runs in
+    # docs/results/history.md)
     "quick": Profile("quick", [1, 1], 5, [1, 4, 16, 64, 256, 1024, 2048], 8, [500], 8, 1, stable_cap_s=90.0),
     "full": Profile(
         "full",

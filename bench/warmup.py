@@ -9,12 +9,12 @@ next window would pass `cap_s`. The time it took is a figure of its own (`steady
 warm-up is itself a question evaluators ask.
 
 Medians of windows, not every window: on a 2-core machine consecutive 5 s windows of a target that
-has settled scatter by 5–10 % (the machine's other core runs the load generator and Elasticsearch),
-so an earlier rule, "the last 3 windows within 3 % of each other", was met by almost no JVM target
-within a 90 s cap. Comparing two groups of windows, not two neighbours, also keeps a JIT that is
-still compiling from passing by chance (an efficiency run saw kotlin-ktor's image give neighbouring
-windows of 197 and 192 µs, then measure 130 µs at 64 connections, against 60 µs bare). Targets
-without CPU figures get the fixed warm-up steps instead.
+has settled scatter by several per cent (the machine's other core runs the load generator and
+Elasticsearch), so an earlier rule, "the last 3 windows within 3 % of each other", was met by almost
+no JVM target within its cap. Comparing two groups of windows, not two neighbours, also keeps a JIT
+that is still compiling from passing by chance (an efficiency run saw two neighbouring windows agree
+and the target then measure half that CPU per request: docs/results/history.md). Targets without CPU
+figures get the fixed warm-up steps instead.
 """
 
 from __future__ import annotations
