@@ -5,7 +5,7 @@ python -m bench report RUN.json...         redraw a run's report.html
 python -m bench check RUN.json             exit 1 if a run file is unusable (failed targets, missing figures)
 python -m bench resilience [options]       outage, slow upstream, slow and hostile clients, soak, per target
                                            (python -m bench resilience --help)
-python -m bench resilience-table RUN.json  the resilience run's tables in Markdown (docs/results/history.md)
+python -m bench resilience-table RUN.json  the resilience run's tables in Markdown (also in a published results.md)
 python -m bench compare RUN_A RUN_B [--html PATH]
                                            per target, how CPU per request, requests/s, memory and startup
                                            moved from A to B; changes within the runs' own spread are noise
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["resilience"]:
         return resilience_main(argv[1:])
-    if argv[:1] == ["resilience-table"]:  # the resilience tables of docs/results/history.md from a run file
+    if argv[:1] == ["resilience-table"]:  # a resilience run's tables in Markdown
         print(resilience_report.markdown(json.loads(Path(argv[1]).read_text())), end="")
         return 0
     if argv[:1] == ["check"]:
