@@ -209,7 +209,7 @@ def glance_markdown(doc: dict) -> str:
     rate = (doc["profile"].get("open_rates") or [None])[0]
     price = doc["options"]["price_per_vcpu_hour_usd"]
     head = (
-        f"| service | framework | CPU µs/request at {n} | × best | × floor | requests/s per core "
+        f"| service | framework | CPU µs/request at {n} | CPU × best | CPU × floor | requests/s per core "
         f"| p50 / p99 at {n} (ms) | p50 / p99 at {rate} req/s (ms) | startup bare / image / no AOT (s) "
         f"| image (MB) | working set idle / at {top} (MiB) | per connection (KiB) | errors at {top} "
         f"| $ per 10⁹ requests | warm-up (s) |\n" + "|---" * 15 + "|\n"
@@ -235,9 +235,11 @@ def glance_markdown(doc: dict) -> str:
     note = (
         f"\n{facts(doc)} Figures of each service's image, median (min–max) of the repeats; ⚠: the repeats "
         f"differ by more than {report.SPREAD_LIMIT:.0%}, so the row cannot be ranked against its neighbours on "
-        f"CPU; ⚑: the warm-up reached its cap before CPU per request settled. Requests/s per core = 10⁶ / CPU µs "
-        f"per request; $ per 10⁹ requests at ${price} per core-hour; working set = cgroup usage less inactive "
-        f"file cache (raw usage in run.json); per connection = (working set after the {top}-connection step − "
+        f"CPU; ⚑: the warm-up reached its cap before CPU per request settled. CPU × best and × floor: CPU per "
+        f"request as a multiple of the cheapest service's and of the nginx floor's (the same hop, proxied). "
+        f"Requests/s per core = 10⁶ / CPU µs per request; $ per 10⁹ requests at ${price} per core-hour; "
+        "working set = cgroup usage less inactive file cache (raw usage in run.json); "
+        f"per connection = (working set after the {top}-connection step − "
         f"idle) / {top}; the open-loop rate is the same for every target.\n"
     )
     return head + "\n".join(body) + "\n" + note

@@ -119,7 +119,9 @@ case "$COMMAND" in
     # a target that failed is published as failed; a missing prerequisite (exit 2) stops here
     rc=0; scripts/python.sh -m bench --profile publish "$@" || rc=$?
     [ "$rc" -le 1 ] || exit "$rc"
-    scripts/python.sh -m bench publish "$OUT/bench/latest"
+    # the latest resilience run (make bench-resilience), if there is one, beside it, dated by its own commit
+    res=(); [ -f "$OUT/bench/latest-resilience/run.json" ] && res=(--resilience "$OUT/bench/latest-resilience")
+    scripts/python.sh -m bench publish "$OUT/bench/latest" "${res[@]}"
     scripts/python.sh scripts/readme_table.py
     log "published: docs/results/latest; README.md's results regenerated (commit both)" ;;
   resilience)

@@ -56,7 +56,8 @@ def test_one_row_per_service_from_its_image_ranked_by_cpu() -> None:
 def test_glance_table_is_dated_and_has_a_row_per_service() -> None:
     md = publish.glance_markdown(published_doc())
     lines = md.splitlines()
-    assert lines[0].startswith("| service | framework | CPU µs/request at 4 |") and lines[1] == "|---" * 15 + "|"
+    assert lines[0].startswith("| service | framework | CPU µs/request at 4 | CPU × best |")
+    assert lines[1] == "|---" * 15 + "|"
     assert lines[2].startswith("| rust-actix |") and lines[3].startswith("| kotlin-ktor |")
     assert "40.2 (40.0–40.4)" in lines[2]  # median and band of the two repeats
     assert "Run 20261126T060000Z-publish (2026-11-26) at commit abc" in md and "1.5 CPUs / 512 MiB" in md
