@@ -50,6 +50,11 @@ ISSUE_REF = re.compile(r"\b[Ii]ssues?\s+#?\d+\b|(?<![\w&/#-])#\d{1,4}\b(?!-)|\b(
 DEFAULT_TIMEOUT = 1200
 
 
+def command_of(line: str) -> str:
+    """A block line's command: stripped, without a trailing `# comment` (what `instead of` matches)."""
+    return re.sub(r"\s+#\s.*$", "", line.strip())
+
+
 @dataclass
 class Block:
     doc: Path
@@ -74,8 +79,7 @@ class Block:
             text = text.replace(placeholder, value)
         out = []
         for line in text.splitlines():
-            command = re.sub(r"\s+#\s.*$", "", line.strip())
-            out.append(self.instead.get(command, line))
+            out.append(self.instead.get(command_of(line), line))
         return "\n".join(out) + "\n"
 
     def problems(self) -> list[str]:
@@ -86,7 +90,7 @@ class Block:
             if placeholder not in self.text:
                 found.append(f"{self.where}: placeholder {placeholder!r} is not in the block")
         for command in self.instead:
-            if not any(re.sub(r"\s+#\s.*$", "", ln.strip()) == command for ln in self.text.splitlines()):
+            if not any(command_of(ln) == command for ln in self.text.splitlines()):
                 found.append(f"{self.where}: no line runs {command!r} (instead of)")
         if self.skip is None:
             left = PLACEHOLDER.findall(self.script())
