@@ -108,9 +108,14 @@ public record Config(
 
         String logLevel = env.getOrDefault("LOG_LEVEL", "info");
         if (!LOG_LEVELS.contains(logLevel)) {
-            throw new ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug");
+            throw invalidLogLevel();
         }
         return new Config(port, url, username, password, (int) timeout, logLevel);
+    }
+
+    /** An invalid LOG_LEVEL (also what Boot's own binding of it as the root level reports). */
+    static ConfigException invalidLogLevel() {
+        return new ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug");
     }
 
     /** The URL for log lines: the password replaced by {@code ***}. */

@@ -38,6 +38,11 @@ final class StartupPhases {
         return startup;
     }
 
+    /** Milliseconds since {@code main()} began (this class is initialised there). */
+    static long sinceMainMs() {
+        return (System.nanoTime() - ORIGIN) / 1_000_000;
+    }
+
     /** Runs {@code block} as the phase {@code name} and records its duration. */
     static <T> T time(String name, Supplier<T> block) {
         long start = System.nanoTime();
@@ -53,7 +58,7 @@ final class StartupPhases {
      * Spring's recording is drained (and stops growing).
      */
     static List<Map.Entry<String, Long>> listening() {
-        long sinceMain = (System.nanoTime() - ORIGIN) / 1_000_000;
+        long sinceMain = sinceMainMs();
         PHASES.put("server", sinceMain);
         if (startup != null) {
             StartupTimeline timeline = startup.drainBufferedTimeline();
