@@ -14,6 +14,7 @@ import pytest
 
 from conformance import rawhttp
 from conformance.fixture import compact
+from conformance.logcheck import log_level_problems
 from conformance.proxy import Proxy
 from conformance.service import SPEC_ENV, closed_port
 
@@ -136,6 +137,52 @@ def test_log_lines_json(target):
     assert lines, "the service wrote nothing to stdout"
     problems = log_line_problems(lines)
     assert not problems, f"{len(problems)} bad line(s):\n" + "\n".join(problems[:15])
+
+
+@pytest.mark.parametrize("level", ["warn", "error", "info"])
+def test_log_level_is_honoured(cfg, launcher, level):
+    """LOG_LEVEL is the lowest level written, from the first line on. An instance started with it,
+    behind the proxy, serves a 200 lookup, a 404 path and /health, then a lookup of a city not yet
+    requested while the proxy answers 503 (the service answers 503 and may warn); then it is
+    stopped and its whole stdout judged: at warn no info/debug line (startup included) and no line
+    for a served request; at error no line below error (the 503's warning included); at info
+    exactly one info line per request."""
+    probe = uuid.uuid4().hex
+    served = [
+        (f"/city/v1/get?id=1&language=en&probe={probe}", 200),
+        (f"/nope/{probe}", 404),
+        (f"/health?probe={probe}", 200),
+    ]
+    # city 2 not yet requested: a city is never cached, so this lookup needs Elasticsearch
+    failing = f"/city/v1/get?id=2&language=en&probe={probe}"
+    wrong: list[str] = []  # answers other than the scenario needs (reported with the log problems)
+    fatal = None
+    with Proxy(cfg.es_url) as proxy:
+        inst = launcher.make(f"log-level-{level}", env={"LOG_LEVEL": level}, es_url=proxy.url).start()
+        try:
+            inst.wait_ready()
+            for tgt, want in served:
+                status = rawhttp.request(inst.base, "GET", tgt).status
+                if status != want:
+                    wrong.append(f"LOG_LEVEL={level}: GET {tgt} answered {status}, want {want}")
+            proxy.set_mode("status", 503, b'{"error":"injected","status":503}')
+            try:
+                status = rawhttp.request(inst.base, "GET", failing, timeout=15).status
+            finally:
+                proxy.set_mode("pass")
+            if status != 503:
+                wrong.append(
+                    f"LOG_LEVEL={level}: GET {failing} while Elasticsearch answers 503 answered {status}, want 503"
+                    " (the Elasticsearch failure was not exercised)"
+                )
+        except (RuntimeError, rawhttp.HttpError) as e:
+            fatal = str(e)
+        finally:
+            inst.stop()
+    if fatal:
+        pytest.fail(f"LOG_LEVEL={level}: {fatal}\noutput:\n{inst.tail()}", pytrace=False)
+    problems = wrong + log_level_problems(level, inst.snapshot("stdout"), [tgt for tgt, _ in served] + [failing])
+    assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems[:15])
 
 
 def test_es_unreachable_exits(launcher):
