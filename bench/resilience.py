@@ -17,6 +17,11 @@ load is vegeta in a closed loop (`-rate=0 -max-workers=N`: N workers, each sendi
 request when the last one is answered) with per-request results; the others use wrk like the main
 run. Memory is the working set (cgroup usage minus inactive file cache, what Kubernetes evicts
 by), sampled with the open file descriptors and threads every `sample_s` by a thread of the harness.
+
+Before the first phase each target warms up at the normal load until its CPU per request has
+stopped moving, by the main run's rule (bench/warmup.py: windows of `warm_window_s`, at most
+`warm_cap_s`), so that the normal load it serves beside the slow clients is its steady state, not
+its JIT's warm-up; the record keeps the windows and whether it settled.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from pathlib import Path
 
 from conformance.proxy import Proxy
 
-from . import load, placement, runner
+from . import load, placement, runner, warmup
+from .metrics import step_metrics
 from .targets import CgroupMeter, Env, Running, Target
 
 SCHEMA = "cityref-bench-resilience/1"
@@ -69,11 +75,15 @@ class Profile:
     soak_minutes: int  # slices
     soak_slice_s: float = 60.0
     sample_s: float = 0.5
+    # Phase 1's warm-up: windows of warm_window_s until stable (bench/warmup.py), at most warm_cap_s;
+    # 0: warm_s of load, as before a phase through the proxy
+    warm_cap_s: float = 0.0
+    warm_window_s: float = 5.0
 
 
 PROFILES = {
-    "quick": Profile("quick", 15, 64, [64, 2048], 3, 10, 5, 512, 2, 35, 5, 64 * MiB, 5, 2048, 2),
-    "full": Profile("full", 30, 64, [64, 2048], 5, 10, 10, 512, 2, 120, 10, 64 * MiB, 10, 2048, 10),
+    "quick": Profile("quick", 15, 64, [64, 2048], 3, 10, 5, 512, 2, 35, 5, 64 * MiB, 5, 2048, 2, warm_cap_s=90),
+    "full": Profile("full", 30, 64, [64, 2048], 5, 10, 10, 512, 2, 120, 10, 64 * MiB, 10, 2048, 10, warm_cap_s=120),
     # make test: one service, seconds per scenario, so that the code keeps working
     "smoke": Profile("smoke", 1, 8, [16], 1, 2, 2, 16, 0.5, 3, 1, 4 * MiB, 2, 64, 2, 2.0, 0.25),
 }
@@ -536,14 +546,36 @@ class Ctx:
 
 
 def warm(ctx: Ctx, share: float = 1.0) -> dict:
-    """`share` of the profile's warm-up at the normal load."""
+    """`share` of the profile's warm-up at the normal load: until stable (`warm_until_stable`) when the
+    profile has a cap and the target's cgroup gives CPU figures, else `warm_s * share` seconds."""
     p = ctx.cfg.profile
+    if share == 1.0 and p.warm_cap_s and isinstance(ctx.running.meter, CgroupMeter):
+        return warm_until_stable(ctx)
     seconds = max(1.0, p.warm_s * share)
     ctx.show(f"warm-up, {p.load_connections} connections, {seconds:g} s")
     m = load.run_wrk(ctx.url, p.load_connections, seconds, {}, ctx.load_cpus, ctx.cfg.timeout_s)
     if m["successes"] == 0:
         raise RuntimeError("the warm-up got no successful answer")
     return wrk_figures(m)
+
+
+def warm_until_stable(ctx: Ctx) -> dict:
+    """Windows of the normal load until the CPU per request is stable (the main run's rule), at most
+    `warm_cap_s`: the warm-up record (bench/warmup.py) with each window's req/s."""
+    p = ctx.cfg.profile
+    rule = warmup.Rule(p.load_connections, p.warm_window_s, p.warm_cap_s, tolerance=0.05)
+    meter = ctx.running.meter
+
+    def window(n: int, seconds: float) -> dict:
+        ctx.show(f"warm-up until stable (at most {p.warm_cap_s:g} s), {n} connections, {seconds:g} s windows")
+        before = meter.sample()
+        m = load.run_wrk(ctx.url, n, seconds, {}, ctx.load_cpus, ctx.cfg.timeout_s)
+        return step_metrics(m, before, meter.sample())
+
+    steps, record = warmup.until_stable(rule, window)
+    if sum(s["successes"] for s in steps) == 0:
+        raise RuntimeError("the warm-up got no successful answer")
+    return record | {"window_rps": [s["rps"] for s in steps]}
 
 
 def fault(ctx: Ctx, connections: int, on, off, what: str) -> dict:
@@ -815,7 +847,8 @@ def run(cfg: Config) -> Path:
         "resilience": [],
     }
     per_target = (
-        2 * p.warm_s
+        (p.warm_cap_s or p.warm_s)
+        + p.warm_s
         + p.slow_load_s * 3
         + p.slow_hold_cap_s
         + p.soak_minutes * p.soak_slice_s

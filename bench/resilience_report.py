@@ -292,7 +292,17 @@ def markdown(doc: dict) -> str:
         rows2.append(
             f"| {r['target']} | {_md_held(c['slow_clients'])} | {senders} | "
             + ", ".join(fmt_num(x["rps"]) for x in loads)
+            + _md_warm(r.get("warmup"))
             + " | "
             f"{fmt_bytes(c['slow_clients']['resources_max']['working_set_bytes'])} | " + " | ".join(soak) + " |"
         )
     return "\n".join([head, *rows, "", head2, *rows2]) + "\n"
+
+
+def _md_warm(w: dict | None) -> str:
+    """After the normal load's figures: how long the warm-up before them ran, and whether it settled."""
+    if not w or w.get("mode") != "stable":
+        return ""
+    if w.get("converged"):
+        return f" (after {w['seconds']:.0f} s of warm-up)"
+    return f" (warm-up unsettled at its cap, {w['seconds']:.0f} s)"

@@ -326,3 +326,62 @@ def test_markdown_tables():
     assert "| svc | 503×10 (2 ms) | 503×10 (2 ms) | 0.20 s / 0.20 s | 504×3 (2.00 s) | yes |" in md
     assert "| gone | did not start |" in md
     assert "| svc | 4.8 s / ≥ 30 s | cut at 0.1 MiB (431) / cut at 0.1 MiB (431) / cut at 0.1 MiB (431) |" in md
+    assert "of warm-up" not in md  # a run without a warm-up record (fixed warm-up)
+    rec["warmup"] = {"mode": "stable", "converged": True, "seconds": 45.2}
+    assert " (after 45 s of warm-up) |" in resilience_report.markdown(doc)
+    rec["warmup"] = {"mode": "stable", "converged": False, "seconds": 90.1}
+    assert " (warm-up unsettled at its cap, 90 s) |" in resilience_report.markdown(doc)
+
+
+def warm_ctx(monkeypatch: pytest.MonkeyPatch, cpu_us: list[float], cap_s: float = 60.0):
+    """A Ctx whose target's cgroup spends `cpu_us[i]` µs per request in window i of 100 requests in
+    1 s (wrk and the cgroup replaced), and the wrk calls made."""
+    from types import SimpleNamespace
+
+    from bench.targets import CgroupMeter
+    from cityref_tools.cgroup import Sample
+
+    calls: list[tuple[int, float]] = []
+    cpu = {"ns": 0, "i": 0}
+
+    class Group:
+        def sample(self) -> Sample:
+            return Sample(cpu["ns"], 2**20, 2**20, 0, 0, 0)
+
+    def run_wrk(url, n, seconds, env, cpus, timeout_s):
+        calls.append((n, seconds))
+        cpu["ns"] += int(cpu_us[min(cpu["i"], len(cpu_us) - 1)] * 1000 * 100)
+        cpu["i"] += 1
+        return {"duration_s": 1.0, "successes": 100, "status_errors": 0, "socket_errors": 0}
+
+    monkeypatch.setattr(R.load, "run_wrk", run_wrk)
+    profile = R.Profile("t", 2, 8, [8], 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, warm_cap_s=cap_s, warm_window_s=1.0)
+    running = SimpleNamespace(meter=CgroupMeter(Group()), url="http://127.0.0.1:1", path="/x?id=%d")
+    cfg = SimpleNamespace(profile=profile, timeout_s=5, city_id=3)
+    ctx = R.Ctx(cfg, running, None, None, None, lambda _msg: None)
+    return ctx, calls
+
+
+def test_the_warm_up_runs_until_the_cpu_per_request_settles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A JIT's warm-up: dear windows first, then a level; the warm-up ends once 3 windows agree with
+    the 3 before them, not after a fixed time."""
+    ctx, calls = warm_ctx(monkeypatch, [900, 600, 400, 300, 200, 200, 200, 200, 200, 200])
+    out = R.warm(ctx)
+    assert out["converged"] and out["mode"] == "stable"
+    assert out["windows"] == 9 and len(calls) == 9 and calls[0] == (8, 1.0)
+    assert out["window_cpu_us_per_request"][-1] == pytest.approx(200.0)
+    assert out["window_rps"] == [100.0] * 9
+
+
+def test_the_warm_up_stops_at_its_cap_unsettled(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx, calls = warm_ctx(monkeypatch, [900 - 50 * i for i in range(20)], cap_s=10.0)
+    out = R.warm(ctx)
+    assert not out["converged"] and out["capped"] and len(calls) == 10
+
+
+def test_a_third_of_the_warm_up_is_still_fixed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the phase through the proxy: warm_s / 3 of load, no windows."""
+    ctx, calls = warm_ctx(monkeypatch, [200])
+    monkeypatch.setattr(R, "wrk_figures", lambda m: {"successes": m["successes"]})
+    assert R.warm(ctx, 1 / 3) == {"successes": 100}
+    assert calls == [(8, 1.0)]
