@@ -23,7 +23,7 @@ bench-full:  ## the benchmark, the original study's full profile (connections 2�
 bench-publish:  ## the published run (about an hour): every target twice at 64 and 2048 connections, into docs/results/<date>-<commit>/ and README.md's results
 	@scripts/bench.sh publish $(ARGS)
 
-bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 50 minutes (ARGS=… for options)
+bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 65 minutes (ARGS=… for options)
 	@scripts/bench.sh resilience $(ARGS)
 
 test:  ## what CI runs: linters, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke runs, images, the READMEs' commands verbatim
