@@ -546,11 +546,8 @@ class Ctx:
 
 
 def warm(ctx: Ctx, share: float = 1.0) -> dict:
-    """`share` of the profile's warm-up at the normal load: until stable (`warm_until_stable`) when the
-    profile has a cap and the target's cgroup gives CPU figures, else `warm_s * share` seconds."""
+    """`share` of the profile's warm-up at the normal load."""
     p = ctx.cfg.profile
-    if share == 1.0 and p.warm_cap_s and isinstance(ctx.running.meter, CgroupMeter):
-        return warm_until_stable(ctx)
     seconds = max(1.0, p.warm_s * share)
     ctx.show(f"warm-up, {p.load_connections} connections, {seconds:g} s")
     m = load.run_wrk(ctx.url, p.load_connections, seconds, {}, ctx.load_cpus, ctx.cfg.timeout_s)
@@ -560,10 +557,13 @@ def warm(ctx: Ctx, share: float = 1.0) -> dict:
 
 
 def warm_until_stable(ctx: Ctx) -> dict:
-    """Windows of the normal load until the CPU per request is stable (the main run's rule), at most
-    `warm_cap_s`: the warm-up record (bench/warmup.py) with each window's req/s."""
+    """Phase 1's warm-up: windows of the normal load until the CPU per request is stable (the main
+    run's rule and tolerance), at most `warm_cap_s`: the warm-up record (bench/warmup.py) with each
+    window's req/s. The fixed `warm` when the profile has no cap or the cgroup gives no CPU figures."""
     p = ctx.cfg.profile
-    rule = warmup.Rule(p.load_connections, p.warm_window_s, p.warm_cap_s, tolerance=0.05)
+    if not p.warm_cap_s or not isinstance(ctx.running.meter, CgroupMeter):
+        return warm(ctx)
+    rule = warmup.Rule(p.load_connections, p.warm_window_s, p.warm_cap_s, runner.Profile.stable_tolerance)
     meter = ctx.running.meter
 
     def window(n: int, seconds: float) -> dict:
@@ -768,7 +768,7 @@ def run_target(cfg: Config, target: Target, env: Env, load_cpus: str | None, wor
     phase(
         "straight to Elasticsearch",
         env.upstream_url,
-        [("warmup", warm), ("clients", slow_and_hostile), ("soak", soak)],
+        [("warmup", warm_until_stable), ("clients", slow_and_hostile), ("soak", soak)],
     )
     if rec["status"] != "ok":
         return rec

@@ -366,7 +366,7 @@ def test_the_warm_up_runs_until_the_cpu_per_request_settles(monkeypatch: pytest.
     """A JIT's warm-up: dear windows first, then a level; the warm-up ends once 3 windows agree with
     the 3 before them, not after a fixed time."""
     ctx, calls = warm_ctx(monkeypatch, [900, 600, 400, 300, 200, 200, 200, 200, 200, 200])
-    out = R.warm(ctx)
+    out = R.warm_until_stable(ctx)
     assert out["converged"] and out["mode"] == "stable"
     assert out["windows"] == 9 and len(calls) == 9 and calls[0] == (8, 1.0)
     assert out["window_cpu_us_per_request"][-1] == pytest.approx(200.0)
@@ -375,7 +375,7 @@ def test_the_warm_up_runs_until_the_cpu_per_request_settles(monkeypatch: pytest.
 
 def test_the_warm_up_stops_at_its_cap_unsettled(monkeypatch: pytest.MonkeyPatch) -> None:
     ctx, calls = warm_ctx(monkeypatch, [900 - 50 * i for i in range(20)], cap_s=10.0)
-    out = R.warm(ctx)
+    out = R.warm_until_stable(ctx)
     assert not out["converged"] and out["capped"] and len(calls) == 10
 
 
@@ -385,3 +385,11 @@ def test_a_third_of_the_warm_up_is_still_fixed(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(R, "wrk_figures", lambda m: {"successes": m["successes"]})
     assert R.warm(ctx, 1 / 3) == {"successes": 100}
     assert calls == [(8, 1.0)]
+
+
+def test_without_a_cap_the_first_warm_up_is_fixed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smoke profile (warm_cap_s 0): warm_s of load, no windows."""
+    ctx, calls = warm_ctx(monkeypatch, [200], cap_s=0.0)
+    monkeypatch.setattr(R, "wrk_figures", lambda m: {"successes": m["successes"]})
+    assert R.warm_until_stable(ctx) == {"successes": 100}
+    assert calls == [(8, 2.0)]
