@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cityref_tools import descriptors, prerequisites
 
-from . import compare, publish, report, resilience, resilience_report, runner, targets
+from . import compare, publish, ranking, report, resilience, resilience_report, runner, targets
 from .targets import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,6 +55,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the JVM images run without their AOT cache (the '(image, no AOT)' targets)",
     )
+    g.add_argument(
+        "--aa",
+        metavar="SERVICE",
+        help="the A/A control: this service's image (its bare process with --no-images) runs as two identical "
+        "targets (default: the profile's, publish java-helidon; 'none' for no pair)",
+    )
     g.add_argument("--no-floor", action="store_true", help="skip the nginx proxy floor")
     g.add_argument("--no-ceiling", action="store_true", help="skip load straight at the upstream")
     g.add_argument(
@@ -84,7 +90,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--random-ids", type=int, default=10_000, help="how many distinct ids random mode draws")
     g.add_argument("--dataset-cities", type=int, default=100_000, help="cities in the loaded bench dataset")
     g = p.add_argument_group("method (profile overrides)")
-    g.add_argument("--repeats", type=int)
+    g.add_argument("--repeats", type=int, help="the classic method: whole runs per target, interleaved")
+    g.add_argument("--blocks", type=int, help="the block method: starts of every target (publish 3; 0: classic)")
+    g.add_argument("--rounds", type=int, help="interleaved rounds per block at the ranking steps (publish 5)")
+    g.add_argument("--round-seconds", type=float, help="seconds of each ranking step in a round")
+    g.add_argument("--rate", type=int, help="the fixed-rate step's offered req/s (0: none)")
+    g.add_argument("--rate-connections", type=int, help="connections of the fixed-rate step (publish 1024)")
     g.add_argument(
         "--warmup",
         type=str,
@@ -140,14 +151,15 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
         raise SystemExit(f"unknown services: {', '.join(sorted(unknown))}")
     chosen = [s for s in all_services if s["name"] in wanted]
     out: list[targets.Target] = []
-    if not a.no_bare:
+    prof = runner.PROFILES[a.profile]
+    if not a.no_bare and prof.bare:
         out += [targets.bare(s["name"], [str(x) for x in s["command"]]) for s in chosen]
     if not a.no_images:
         out += [
             targets.image(f"{s['name']} (image)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"])
             for s in chosen
         ]
-        if not a.no_aot_variants:
+        if not a.no_aot_variants and prof.aot_variants:
             out += [
                 targets.image(
                     f"{s['name']} (image, no AOT)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"], aot=False
@@ -155,6 +167,9 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
                 for s in chosen
                 if descriptors.runs_on_jvm(s)
             ]
+    twin = aa_twin(a, chosen, out)
+    if twin:
+        out.insert(next(i for i, t in enumerate(out) if t.name == twin.meta["aa_of"]) + 1, twin)
     out += [targets.image(ref, ref) for ref in a.image]
     out += [targets.external(u) for u in a.url]
     if not a.no_floor:
@@ -164,6 +179,29 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
 
         out.append(targets.ceiling(upstream_label, a.es_url, es_meter()))
     return out
+
+
+def aa_twin(a: argparse.Namespace, chosen: list[dict], out: list[targets.Target]) -> targets.Target | None:
+    """The A/A control's second target: the same image (or bare command) under another name, marked
+    `aa_of` the first. Its service's image if images run, else its bare process; None without a pair."""
+    svc = a.aa if a.aa is not None else runner.PROFILES[a.profile].aa_service
+    if not svc or svc == "none" or not runner.PROFILES[a.profile].blocks and a.aa is None:
+        return None
+    desc = next((s for s in chosen if s["name"] == svc), None)
+    if desc is None:
+        if a.aa is None:  # the profile's choice, but that service is not in this run
+            return None
+        raise SystemExit(f"--aa {svc}: not one of the services of this run")
+    if not a.no_images:
+        twin = targets.image(f"{svc} (image, A/A twin)", f"localhost/cityref/{svc}:{a.image_tag}", svc)
+        of = f"{svc} (image)"
+    elif not a.no_bare and runner.PROFILES[a.profile].bare:
+        twin = targets.bare(svc, [str(x) for x in desc["command"]], label=f"{svc} (A/A twin)")
+        of = svc
+    else:
+        raise SystemExit(f"--aa {svc}: neither its image nor its bare process is in this run")
+    twin.meta["aa_of"] = of
+    return twin
 
 
 def config(a: argparse.Namespace) -> runner.Config:
@@ -185,6 +223,11 @@ def config(a: argparse.Namespace) -> runner.Config:
             "stable_tolerance": a.stable_tolerance,
             "stable_agreeing": a.stable_windows,
             "fixed_connections": a.fixed_connections,
+            "blocks": a.blocks,
+            "rounds": a.rounds,
+            "round_s": a.round_seconds,
+            "rate": a.rate,
+            "rate_connections": a.rate_connections,
         }.items()
         if v is not None
     }
@@ -223,6 +266,8 @@ def profile_problem(p: runner.Profile) -> str | None:
             f"--fixed-connections {p.fixed_connections} is not one of the measured steps "
             f"{','.join(map(str, p.connections))}"
         )
+    if p.blocks < 0 or p.blocks and p.rounds < 3:
+        return "the block method needs --blocks ≥ 1 and --rounds ≥ 3 (the steady-state test keeps at least 3)"
     if p.stable_connections < 0:
         return "--stable-connections must be 0 (off) or more"
     if p.stable_connections:
@@ -290,7 +335,13 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     cfg = replace(config(a), command=" ".join(["python -m bench", *argv]))
     rc = prerequisites.check(
-        missing("python -m bench", "make bench", cfg.targets, a, vegeta=cfg.vegeta if cfg.open_loop else None)
+        missing(
+            "python -m bench",
+            "make bench",
+            cfg.targets,
+            a,
+            vegeta=cfg.vegeta if cfg.open_loop or (cfg.profile.blocks and cfg.profile.rate) else None,
+        )
     )
     if rc:
         return rc
@@ -387,8 +438,11 @@ def check(doc: dict) -> list[str]:
         problems.append(f"schema {schema!r} is not one of {', '.join(runner.SCHEMAS)}")
     if not doc.get("results"):
         problems.append("no results")
+    blocks = doc.get("profile", {}).get("blocks")
     for r in doc.get("results", []):
-        name = f"{r['target']} (repeat {r['repeat'] + 1})"
+        name = f"{r['target']} ({'block' if blocks else 'repeat'} {r['repeat'] + 1})"
+        if r["status"] == "died" and (r.get("death") or {}).get("log_tail") is not None:
+            continue  # a death with its evidence is a finding, shown in the report and the results page
         if r["status"] != "ok":
             problems.append(f"{name}: {r['reason']}")
             continue
@@ -402,7 +456,33 @@ def check(doc: dict) -> list[str]:
             problems.append(f"{name}: no requests per CPU-second")
         if schema == runner.SCHEMA:
             problems += [f"{name}: {p}" for p in _check_v2(doc, r, measured)]
+    if blocks:
+        problems += check_ranking(doc)
     return problems
+
+
+def check_ranking(doc: dict) -> list[str]:
+    """A block-method run: a ranking with rounds; every ranked target with a start per block; for the
+    publish profile the A/A control within its limit (bench/ranking.py)."""
+    rk = doc.get("ranking")
+    if not rk or not rk.get("steps"):
+        return ["no ranking (the block method's rounds are missing)"]
+    problems = []
+    p = doc["profile"]
+    for r in doc["results"]:
+        rounds = ranking.series(r, "round")
+        if r["status"] == "ok" and len(rounds) != p["rounds"]:
+            problems.append(f"{r['target']} (block {r['repeat'] + 1}): {len(rounds)} of {p['rounds']} rounds")
+    if p["name"] != "publish":  # a tiny smoke run exercises the method; the publish run is held to it
+        return problems
+    for step, st in rk["steps"].items():
+        for row in st["rows"]:
+            if row["settled"] < min(p["blocks"], 3):
+                problems.append(f"ranking ({step}): {row['target']} has {row['settled']} settled starts")
+        for row in st["unranked"]:
+            if row["kind"] in ("bare", "image") and not row["why"].startswith("A/A"):
+                problems.append(f"ranking ({step}): {row['target']} is not ranked: {row['why']}")
+    return problems + ranking.aa_problems(rk.get("aa"))
 
 
 def _check_v2(doc: dict, r: dict, measured: bool) -> list[str]:
@@ -428,6 +508,8 @@ def _check_v2(doc: dict, r: dict, measured: bool) -> list[str]:
             problems.append("no framework-only (GET /health) figures")
     over = totals.get("overload") or {}
     top = max(doc["profile"]["connections"], default=None)
+    if doc["profile"].get("blocks") and r["kind"] not in runner.SERVICE_KINDS:
+        return problems  # the block method measures the baselines at the ranking steps only
     if over.get("connections") != top:
         problems.append(f"no overload figures at {top} connections")
     elif over.get("error_ratio") is None or (

@@ -97,10 +97,14 @@ def parse_vegeta_csv(text: str, duration_s: float) -> dict:
     seq, method, url, headers."""
     lat: list[float] = []
     ok = status_err = socket_err = bytes_in = 0
+    first_send = last_answer = None
     for row in csv.reader(io.StringIO(text)):
         if len(row) < 6:
             continue
         code, latency_ns, b_in, error = int(row[1]), int(row[2]), int(row[4]), row[5]
+        sent = int(row[0])
+        first_send = sent if first_send is None else min(first_send, sent)
+        last_answer = max(last_answer or 0, sent + latency_ns)
         bytes_in += b_in
         lat.append(latency_ns / 1e6)
         if code == 0:
@@ -110,8 +114,12 @@ def parse_vegeta_csv(text: str, duration_s: float) -> dict:
         else:
             status_err += 1
     lat.sort()
+    # the attack's own span, first send to last answer: the delivered rate, without vegeta's start-up
+    span = (last_answer - first_send) / 1e9 if first_send is not None else 0.0
     return {
         "duration_s": duration_s,
+        "span_s": span,
+        "delivered_rps": ok / span if span > 0 else 0.0,
         "responses": ok + status_err,
         "successes": ok,
         "status_errors": status_err,
@@ -130,9 +138,24 @@ def parse_vegeta_csv(text: str, duration_s: float) -> dict:
 
 
 def run_vegeta(
-    vegeta: str, urls: list[str], rate: int, seconds: float, cpus: str | None, workdir: Path, timeout_s: int = 15
+    vegeta: str,
+    urls: list[str],
+    rate: int,
+    seconds: float,
+    cpus: str | None,
+    workdir: Path,
+    timeout_s: int = 15,
+    connections: int | None = None,
 ) -> dict:
-    """Open loop: `rate` requests per second whatever the answers, latency per request from its send."""
+    """Open loop: `rate` requests per second whatever the answers, latency per request from its send.
+    `connections`: at most that many connections and requests in flight (vegeta's workers and its
+    per-host connection pool both capped), the fixed-rate step's 1024; None: vegeta's defaults."""
+    pool = (
+        [f"-workers={connections}", f"-max-workers={connections}", f"-connections={connections}"]
+        + [f"-max-connections={connections}"]
+        if connections
+        else []
+    )
     targets = workdir / "vegeta-targets.txt"
     targets.write_text("".join(f"GET {u}\n" for u in urls))
     results = workdir / "vegeta-results.bin"
@@ -149,6 +172,7 @@ def run_vegeta(
                 f"-timeout={timeout_s}s",
                 f"-targets={targets}",
                 "-keepalive=true",
+                *pool,
             ],
             stdout=out,
             check=True,
@@ -161,4 +185,5 @@ def run_vegeta(
     results.unlink()
     step = parse_vegeta_csv(enc.stdout, max(seconds, wall))
     step["target_rate"] = rate
+    step["max_connections"] = connections
     return step

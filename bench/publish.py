@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 from pathlib import Path
 
 import yaml
 
 from cityref_tools import descriptors
 
-from . import report, resilience_report
+from . import ranking, report, resilience_report
 from .metrics import at_fixed, band, wide
 
 STUDY = Path(__file__).with_name("study2020.yaml")
@@ -54,11 +55,16 @@ def _services(doc: dict) -> list[str]:
 
 
 def _open_band(runs: list[dict], key: str) -> dict | None:
-    """The open-loop step's latency percentile over the repeats (the profile's first rate)."""
+    """The open-loop step's latency percentile over the repeats (the profile's first rate); in a block-method
+    run, the fixed-rate step's, the median over each start's rounds."""
     vals = []
     for r in runs:
-        s = next((s for s in r["steps"] if s["kind"] == "open"), None) if r["status"] == "ok" else None
-        vals.append(s["latency_ms"][key] if s else None)
+        if r["status"] != "ok":
+            vals.append(None)
+            continue
+        s = next((s for s in r["steps"] if s["kind"] == "open"), None)
+        rate = [x["latency_ms"][key] for x in r["steps"] if x["kind"] == "rate"]
+        vals.append(s["latency_ms"][key] if s else statistics.median(rate) if rate else None)
     return band(vals)
 
 
@@ -143,11 +149,35 @@ def service_rows(doc: dict) -> list[dict]:
                 "died": main.get("died"),
             }
         )
+    _attach_ranking(doc, rows)
     best = min((_med(r["cpu_us"]) for r in rows if "cpu_us" in r and _med(r["cpu_us"])), default=None)
     for r in rows:
         if "cpu_us" in r:
             r["x_best"] = _med(r["cpu_us"]) / best if best and _med(r["cpu_us"]) else None
+    if doc.get("ranking"):
+        return sorted(rows, key=lambda r: ((r.get("closed") or {}).get("rank") or 99, _med(r.get("cpu_us")) or 1e18))
     return sorted(rows, key=lambda r: _med(r.get("cpu_us")) or float("inf"))
+
+
+def _attach_ranking(doc: dict, rows: list[dict]) -> None:
+    """A block-method run: each service's rank, tie, interval and levels at both ranking steps (of the
+    target its row shows), and why it is not ranked where it is not."""
+    rk = doc.get("ranking")
+    if not rk:
+        return
+    for row in rows:
+        if "target" not in row:
+            continue
+        for step in ("closed", "rate"):
+            st = rk["steps"].get(step)
+            if not st:
+                continue
+            found = next((x for x in st["rows"] if x["target"] == row["target"]), None)
+            if found is None:
+                u = next((x for x in st["unranked"] if x["target"] == row["target"]), None)
+                row[step] = {"rank": None, "why": u["why"] if u else "not measured", **(u or {})}
+            else:
+                row[step] = found
 
 
 # ---------------------------------------------------------------- Markdown
@@ -202,8 +232,98 @@ def facts(doc: dict, command: str = "python -m bench --profile") -> str:
     )
 
 
+def _ci(fig: dict | None, digits: int = 1) -> str:
+    """A ranking figure as `median [low–high]` (its 95 % interval), with its starts' levels where they differ."""
+    if not fig or fig.get("median") is None:
+        return "–"
+    out = _num(fig["median"], digits)
+    if fig.get("interval"):
+        lo, hi = fig["interval"]
+        out += f" [{_num(lo, digits)}–{_num(hi, digits)}]"
+    if fig.get("levels"):
+        out += " · levels " + ", ".join(
+            f"{_num(lv['level'], digits)} ({lv['starts']}/{fig['settled']})" for lv in fig["levels"]
+        )
+    return out
+
+
+def _rank(fig: dict | None) -> str:
+    if not fig or not fig.get("rank"):
+        return "not ranked" + (f": {fig['why']}" if fig and fig.get("why") else "")
+    return f"{fig['rank']}{' =' if fig.get('tied') else ''}"
+
+
+def aa_line(doc: dict) -> str:
+    """The A/A control's sentence: the pair's ratio per round with its interval, and their medians."""
+    aa = (doc.get("ranking") or {}).get("aa")
+    if not aa:
+        return "No A/A pair in this run."
+    a, b = aa["targets"]
+    verdict = "within" if not ranking.aa_problems(aa) else "OUTSIDE"
+    first, second = ({"median": m, "interval": i} for m, i in zip(aa["medians"], aa["intervals"], strict=True))
+    return (
+        f"A/A control: {b} against {a}, the same image started as two targets: CPU per request ratio "
+        f"{_ci(aa.get('ratio'), 3)} per round; medians {_ci(first)} and {_ci(second)} µs, {verdict} the "
+        f"±{ranking.AA_LIMIT:.0%} limit `python -m bench check` holds a published run to."
+    )
+
+
+def ranked_glance_markdown(doc: dict) -> str:
+    """The glance table of a block-method run: ranks with ties, 95 % intervals, both ranking steps."""
+    p = doc["profile"]
+    n, top, rate, conns = p["fixed_connections"], report.overload_connections(doc), p["rate"], p["rate_connections"]
+    price = doc["options"]["price_per_vcpu_hour_usd"]
+    head = (
+        f"| rank at {n} | service | framework | CPU µs/request at {n} connections [95 % interval] | × best | × floor "
+        f"| rank at {rate} req/s | CPU µs/request at {rate} req/s over {conns} connections [95 %] "
+        f"| p50 / p99 at {n} (ms) | p50 / p99 at {rate} req/s (ms) | startup image / no AOT (s) | image (MB) "
+        f"| working set idle / at {top} (MiB) | errors at {top} | $ per 10⁹ requests | warm-up (s) |\n"
+        + "|---" * 16
+        + "|\n"
+    )
+    body = []
+    for r in service_rows(doc):
+        if "failed" in r:
+            body.append(f"| – | {r['service']} | failed: {'; '.join(r['failed'])[:120]} |" + " |" * 13)
+            continue
+        c, f = r.get("closed"), r.get("rate")
+        vs_best = (c or {}).get("vs_best")
+        vs_floor = (c or {}).get("vs_floor")
+        startup = " / ".join(_num(_med(r[k]), 2) for k in ("startup_image_s", "startup_no_aot_s"))
+        label = r["service"] + ("" if r["target"].endswith("(image)") else " (bare)")
+        body.append(
+            f"| {_rank(c)} | {label} | {r['framework']} | {_ci(c)} "
+            f"| {_ci(vs_best, 2) if vs_best else ('1' if (c or {}).get('rank') == 1 else '–')} | {_ci(vs_floor, 2)} "
+            f"| {_rank(f)} | {_ci(f)} "
+            f"| {_num(_med(r['p50_ms']), 1)} / {_num(_med(r['p99_ms']), 1)} "
+            f"| {_num(_med(r['open_p50_ms']), 1)} / {_num(_med(r['open_p99_ms']), 1)} | {startup} "
+            f"| {_num(r['image_size_bytes'] / 1e6 if r['image_size_bytes'] else None, 1)} "
+            f"| {_mib(r['memory_idle_bytes'])} / {_mib(r['memory_overload_bytes'])} "
+            f"| {_errors(r)} | {_num(r['cost_per_billion_usd'], 2)} | {_warm(r['warmup'])} |"
+        )
+    m = doc["ranking"]["method"]
+    note = (
+        f"\n{facts(doc)} {aa_line(doc)}\n\n"
+        f"Method: {m['blocks']} starts of every target (blocks), each measured in {m['rounds']} rounds that visit "
+        "every target once in a fresh seeded random order. A figure is the median over the starts of each "
+        "start's median round; [ ]: its 95 % interval, a hierarchical bootstrap (starts, then rounds). "
+        "Levels: starts that settled more than "
+        f"{m['level_gap']:.0%} apart, with how many starts settled at each. Rank: two neighbours are ranked apart "
+        "only where the 95 % interval of their CPU ratio, taken within each round, excludes 1; `=` marks a "
+        "tie. × best and × floor: the same per-round ratio to the cheapest service and to the nginx floor (the "
+        f"same hop, proxied). The {rate} req/s step offers a fixed rate over {conns} connections (vegeta), the "
+        "method of HttpArena's efficiency profile, so its CPU µs per request reads beside theirs; a target that "
+        f"delivered less than {1 - m['rate_shortfall']:.0%} of it in a round is not ranked there. Steady state: "
+        f"{m['settle']}. $ per 10⁹ requests at ${price} per core-hour, from the figure at {n}; working set = "
+        "cgroup usage less inactive file cache.\n"
+    )
+    return head + "\n".join(body) + "\n" + note
+
+
 def glance_markdown(doc: dict) -> str:
     """README.md's "Results at a glance": one row per service, the figures of its image."""
+    if doc.get("ranking"):
+        return ranked_glance_markdown(doc)
     n = report.fixed_connections(doc)
     top = report.overload_connections(doc)
     rate = (doc["profile"].get("open_rates") or [None])[0]
@@ -310,6 +430,23 @@ def resilience_markdown(res: dict) -> str:
     )
 
 
+def deaths_markdown(doc: dict) -> str:
+    """Every target that died during the run, with its evidence (exit code, OOM verdict, its log's last lines)."""
+    dead = [r for r in doc["results"] if r["status"] == "died"]
+    if not dead:
+        return "No target died during the run.\n"
+    unit = "block" if doc["profile"].get("blocks") else "repeat"
+    out = []
+    for r in dead:
+        d = r.get("death") or {}
+        tail = "\n".join(d.get("log_tail") or []) or "(empty log)"
+        out.append(
+            f"- **{r['target']}** ({unit} {r['repeat'] + 1}): {r['reason']}; {report.death_text(d)}\n\n"
+            f"  ```text\n" + "".join(f"  {line}\n" for line in tail.splitlines()) + "  ```\n"
+        )
+    return "\n".join(out)
+
+
 def results_markdown(doc: dict, res: dict | None = None) -> str:
     return (
         f"# Published run {doc['run_id']}\n\n"
@@ -318,6 +455,7 @@ def results_markdown(doc: dict, res: dict | None = None) -> str:
         "[bench/README.md](../../../bench/README.md).\n\n"
         "![CPU per request](charts/cpu-per-request.svg)\n![Startup](charts/startup.svg)\n\n"
         f"## At a glance\n\n{glance_markdown(doc)}\n"
+        f"## Deaths\n\n{deaths_markdown(doc)}\n"
         f"## The framework's own cost\n\n{framework_markdown(doc)}\n"
         f"## Beside the 2020 study\n\n{study_markdown(doc)}"
         + (f"\n## Resilience\n\n{resilience_markdown(res)}" if res else "")

@@ -819,15 +819,80 @@ def _run_section(doc: dict) -> str:
     )
 
 
+def death_text(death: dict) -> str:
+    """A death's evidence in one line: exit code, the kernel's OOM verdict, where it happened."""
+    oom = death.get("oom_killed")
+    kills = death.get("oom_kills")
+    verdict = "killed for memory" if oom or kills else "not killed for memory" if oom is False or kills == 0 else ""
+    return f"exit {death.get('exit_code')}, {verdict or 'OOM verdict unknown'} ({death.get('source', '?')})"
+
+
 def _failures_section(doc: dict) -> str:
     fails = [r for r in doc["results"] if r["status"] != "ok"]
     if not fails:
         return ""
-    return (
-        "<h2>Not benchmarked</h2><ul>"
-        + "".join(f"<li><b>{esc(r['target'])}</b> (repeat {r['repeat'] + 1}): {esc(r['reason'])}</li>" for r in fails)
-        + "</ul>"
-    )
+    unit = "block" if doc["profile"].get("blocks") else "repeat"
+    items = []
+    for r in fails:
+        item = f"<li><b>{esc(r['target'])}</b> ({unit} {r['repeat'] + 1}): {esc(r['reason'])}"
+        d = r.get("death")
+        if d:
+            tail = "\n".join(d.get("log_tail") or []) or "(empty log)"
+            item += f"<br>{esc(death_text(d))}; the last lines of its log:<pre>{esc(tail)}</pre>"
+        items.append(item + "</li>")
+    return "<h2>Not benchmarked, failed or died</h2><ul>" + "".join(items) + "</ul>"
+
+
+def _fig(f: dict | None, digits: int = 1) -> str:
+    if not f or f.get("median") is None:
+        return "–"
+    ci = f.get("interval")
+    return fmt_num(f["median"], digits) + (f" [{fmt_num(ci[0], digits)}–{fmt_num(ci[1], digits)}]" if ci else "")
+
+
+def _ranking_section(doc: dict) -> str:
+    """The block method's ranking: per step, ranks and ties, intervals, ratios, each start's rounds."""
+    rk = doc.get("ranking")
+    if not rk:
+        return ""
+    m = rk["method"]
+    out = [
+        "<h2>Ranking</h2>",
+        f"<p class=note>{m['blocks']} starts (blocks) of every target × {m['rounds']} interleaved rounds; "
+        f"figures: median of the starts' medians [95 % hierarchical bootstrap interval, {m['bootstrap']} "
+        f"resamples, seed {m['seed']}]; neighbours share a rank (=) unless the interval of their per-round ratio "
+        f"excludes 1. Steady state: {esc(m['settle'])}.</p>",
+    ]
+    aa = rk.get("aa")
+    if aa:
+        r = aa.get("ratio") or {}
+        out.append(
+            f"<p>A/A control {esc(aa['targets'][1])} / {esc(aa['targets'][0])}: per-round ratio {_fig(r, 3)}; "
+            f"medians {fmt_num(aa['medians'][0], 1)} and {fmt_num(aa['medians'][1], 1)} µs.</p>"
+        )
+    for step, st in rk["steps"].items():
+        out.append(
+            f"<h3>{'closed loop' if step == 'closed' else 'fixed rate'}</h3><table><tr><th>rank</th><th>target</th>"
+            "<th>CPU µs/request</th><th>× previous</th><th>× best</th><th>× floor</th><th>settled starts</th>"
+            "<th>levels</th><th>each start's rounds (µs; dropped as warm-up before |)</th></tr>"
+        )
+        for row in st["rows"] + st["unranked"]:
+            starts = st["starts"].get(row["target"], [])
+            series = "; ".join(
+                " ".join(("| " if s["kept_from"] == i and i else "") + fmt_num(v, 0) for i, v in enumerate(s["values"]))
+                + ("" if s["settled"] else f" ({esc(s['why'])})")
+                for s in starts
+            )
+            levels = ", ".join(f"{fmt_num(lv['level'], 1)} ({lv['starts']})" for lv in row.get("levels") or [])
+            rank = f"{row['rank']}{' =' if row.get('tied') else ''}" if row.get("rank") else esc(row.get("why"))
+            out.append(
+                f"<tr><td>{rank}</td><td>{esc(row['target'])}</td><td>{_fig(row)}</td>"
+                f"<td>{_fig(row.get('vs_previous'), 3)}</td><td>{_fig(row.get('vs_best'), 3)}</td>"
+                f"<td>{_fig(row.get('vs_floor'), 2)}</td><td>{row.get('settled', 0)}/{row.get('starts', 0)}</td>"
+                f"<td>{levels or '–'}</td><td>{series}</td></tr>"
+            )
+        out.append("</table>")
+    return "".join(out)
 
 
 def html(doc: dict) -> str:
@@ -842,6 +907,7 @@ def html(doc: dict) -> str:
             f"<h1>cityref benchmark — {esc(doc['run_id'])}</h1>",
             f"<p class=note>Profile <b>{esc(doc['profile']['name'])}</b>, upstream <b>{esc(up['kind'])}</b> — "
             f"{esc(up['description'])}. Wall time {fmt_num(doc.get('wall_s'))} s.</p>",
+            _ranking_section(doc),
             _summary_section(doc, rows, colors),
             _overload_section(doc, rows, colors),
             _framework_section(doc, rows, colors),

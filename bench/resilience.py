@@ -22,6 +22,9 @@ Before the first phase each target warms up at the normal load until its CPU per
 stopped moving, by the main run's rule (bench/warmup.py: windows of `warm_window_s`, at most
 `warm_cap_s`), so that the normal load it serves beside the slow clients is its steady state, not
 its JIT's warm-up; the record keeps the windows and whether it settled.
+
+A target that dies is a finding: each entry of `died` keeps its evidence (bench/targets.py,
+`death_evidence`: exit code, the kernel's OOM verdict, its log's last lines), read before it is stopped.
 """
 
 from __future__ import annotations
@@ -683,13 +686,16 @@ def soak(ctx: Ctx) -> dict:
         a, b = first.get(key), lastv.get(key)
         return None if a is None or b is None else b - a
 
-    return {
+    out = {
         "connections": p.soak_connections,
         "slice_s": p.soak_slice_s,
         "slices": slices,
         "drift": {k: drift(k) for k in ("working_set_bytes", "fds", "threads", "errors", "p99_ms", "rps")},
         "alive": not died and bool(ctx.sampler.one().get("alive")),
     }
+    if not out["alive"]:  # beside its slices, what the soak ended with
+        out["evidence"] = evidence(ctx.running)
+    return out
 
 
 # -- one target, the run --------------------------------------------------------------------------
@@ -711,6 +717,16 @@ class Config:
 
 class Died(Exception):
     """The target is gone (its cgroup is empty or removed): a finding, not a harness failure."""
+
+
+def evidence(running: Running, wait_s: float = 3.0) -> dict:
+    """The evidence of a target found dead (its cgroup empty or gone), read before it is stopped. Its group
+    can empty a moment before the process table or podman has recorded the exit (and with it the exit
+    code), so this waits up to `wait_s` for running.alive() to agree."""
+    deadline = time.time() + wait_s
+    while running.alive() and time.time() < deadline:
+        time.sleep(0.1)
+    return running.evidence()
 
 
 def run_target(cfg: Config, target: Target, env: Env, load_cpus: str | None, workdir: Path, progress) -> dict:
@@ -752,12 +768,16 @@ def run_target(cfg: Config, target: Target, env: Env, load_cpus: str | None, wor
                     except Exception as e:  # noqa: BLE001
                         if sampler.one().get("alive"):
                             raise RuntimeError(f"{name}: {e}") from e
-                        rec["died"].append({"phase": label, "scenario": name, "detail": str(e)[:300]})
+                        rec["died"].append(
+                            {"phase": label, "scenario": name, "detail": str(e)[:300], "evidence": evidence(running)}
+                        )
                         continue
                     if out is not None:
                         rec[name] = out
                     if not sampler.one().get("alive"):
-                        rec["died"].append({"phase": label, "scenario": name, "detail": "gone after it"})
+                        rec["died"].append(
+                            {"phase": label, "scenario": name, "detail": "gone after it", "evidence": evidence(running)}
+                        )
                 rec[f"samples ({label})"] = sampler.samples
         except Exception as e:  # noqa: BLE001
             rec.update(status="failed", reason=str(e)[:600])
@@ -906,9 +926,32 @@ def _size(n: int | None) -> str:
     return f"{n / MiB:.1f} MiB" if n >= MiB else f"{n / 1024:.0f} KiB"
 
 
+def oom_verdict(ev: dict) -> bool | None:
+    """Whether the kernel killed the target for memory, by podman's flag or its cgroup's counter; None
+    when neither was readable."""
+    oom, kills = ev.get("oom_killed"), ev.get("oom_kills")
+    if oom or kills:
+        return True
+    return False if oom is False or kills == 0 else None
+
+
+def death_words(ev: dict | None) -> str:
+    """A death's evidence in words: its exit code and the kernel's verdict ("" for a record without one)."""
+    if not ev:
+        return ""
+    verdict = {True: "killed for memory", False: "not killed for memory", None: "OOM verdict unknown"}
+    code = ev.get("exit_code")
+    return f"exit {'?' if code is None else code}, {verdict[oom_verdict(ev)]}"
+
+
 def words(rec: dict) -> str:
     """One sentence per scenario, from the figures."""
-    parts = [f"DIES in {d['scenario']} ({d['phase']}): {d['detail'][:120]}" for d in rec.get("died", [])]
+    parts = [
+        f"DIES in {d['scenario']} ({d['phase']})"
+        + (f", {death_words(d.get('evidence'))}" if d.get("evidence") else "")
+        + f": {d['detail'][:120]}"
+        for d in rec.get("died", [])
+    ]
     outs = rec.get("outage") or []
     if outs:
         only503 = all(_only(o, "503") for o in outs)

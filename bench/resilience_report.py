@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from . import resilience
 from .report import CSS, _run_section, esc, fmt_bytes, fmt_num
 
@@ -146,6 +148,29 @@ def _slow_upstream(r: dict) -> list[dict]:
     return [r["slow_upstream"]] if r.get("slow_upstream") else []
 
 
+def _deaths(recs: list[dict]) -> list[tuple[dict, dict, dict]]:
+    """(record, death, evidence) of every death that kept its evidence (older run files have none)."""
+    return [(r, d, d["evidence"]) for r in recs for d in r.get("died", []) if d.get("evidence")]
+
+
+def _evidence_text(ev: dict) -> str:
+    """Where the verdict comes from, and the cgroup's counter where it was read."""
+    kills = ev.get("oom_kills")
+    return ev.get("source", "?") + ("" if kills is None else f", OOM kills in its cgroup: {kills}")
+
+
+def _deaths_html(recs: list[dict]) -> str:
+    items = []
+    for r, d, ev in _deaths(recs):
+        tail = "\n".join(ev.get("log_tail") or []) or "(empty log)"
+        items.append(
+            f"<li><b>{esc(r['target'])}</b> died in {esc(d['scenario'])} ({esc(d['phase'])}): "
+            f"{esc(resilience.death_words(ev))} ({esc(_evidence_text(ev))}); the last lines of its log:"
+            f"<pre>{esc(tail)}</pre></li>"
+        )
+    return "<h2>Deaths</h2><ul>" + "".join(items) + "</ul>" if items else ""
+
+
 def html(doc: dict) -> str:
     recs = [r for r in doc["resilience"] if r["status"] == "ok"]
     p = doc["profile"]
@@ -162,6 +187,7 @@ def html(doc: dict) -> str:
             f"(the default). Wall time {fmt_num(doc.get('wall_s'))} s. Working set = cgroup usage minus inactive "
             "file cache.</p>",
             f"<h2>In plain words</h2><ul>{words}</ul>",
+            _deaths_html(doc["resilience"]),
             f"<h2>Upstream outage under load</h2><p class=note>The faulting proxy between the target and "
             f"Elasticsearch refuses every connection for {p['fault_s']:g} s after {p['before_s']:g} s of load, then "
             f"serves again for {p['after_s']:g} s. Load: a closed loop of vegeta workers. Answers by status of the "
@@ -232,6 +258,43 @@ def _md_held(s: dict) -> str:
     return " / ".join(out)
 
 
+def _md_verdict(ev: dict) -> str:
+    code = ev.get("exit_code")
+    killed = {True: "yes", False: "no", None: "?"}[resilience.oom_verdict(ev)]
+    return f"exit {'?' if code is None else code}, OOM-killed {killed}"
+
+
+def _md_line(line: str, width: int = 100) -> str:
+    """A log line in a table cell: cut to `width`, nothing in it read as Markdown or HTML."""
+    line = line if len(line) <= width else line[: width - 1] + "…"
+    return re.sub(r"([\\`*_|\[\]])", r"\\\1", line).replace("<", "&lt;")
+
+
+def _md_died(d: dict) -> str:
+    """A death in the survived column: where, the exit code and OOM verdict, its log's last 3 lines."""
+    ev = d.get("evidence")
+    if not ev:
+        return f"died in {d['scenario']}"
+    tail = [line for line in ev.get("log_tail") or [] if line.strip()][-3:]
+    return f"died in {d['scenario']} ({_md_verdict(ev)})" + "".join(f"<br>{_md_line(line)}" for line in tail)
+
+
+def _md_deaths(recs: list[dict]) -> str:
+    """Under the tables: every death with its evidence and its log's last lines, in full."""
+    items = []
+    for r, d, ev in _deaths(recs):
+        tail = ev.get("log_tail") or ["(empty log)"]
+        longest = max((len(m) for line in tail for m in re.findall(r"`+", line)), default=0)
+        fence = "`" * max(3, longest + 1)  # a fence no run of backticks in the log closes
+        items.append(
+            f"- **{r['target']}** died in {d['scenario']} ({d['phase']}): {_md_verdict(ev)} "
+            f"({_evidence_text(ev)}); the last lines of its log:\n\n  {fence}text\n"
+            + "".join(f"  {line}\n" for line in tail)
+            + f"  {fence}\n"
+        )
+    return "Deaths, with the last lines of each log:\n\n" + "\n".join(items) if items else ""
+
+
 def _md_sender(h: dict) -> str:
     if h["outcome"] == "cut":
         return f"cut at {h['bytes_sent'] / 2**20:.1f} MiB" + (f" ({h['status']})" if h["status"] else "")
@@ -239,7 +302,8 @@ def _md_sender(h: dict) -> str:
 
 
 def markdown(doc: dict) -> str:
-    """The README's resilience tables: upstream faults, then clients and soak, one row per target."""
+    """The README's resilience tables: upstream faults, then clients and soak, one row per target; under
+    them, every death with its evidence."""
     recs = doc["resilience"]
     counts = doc["profile"]["outage_connections"]
     head = (
@@ -258,7 +322,7 @@ def markdown(doc: dict) -> str:
         rec = " / ".join(_sec(outs[n]["recovery_s"]) if n in outs else "–" for n in counts)
         su = r.get("slow_upstream")
         slow = _md_during(su) if su else "–"
-        died = "; ".join(f"died in {d['scenario']}" for d in r.get("died", []))
+        died = "; ".join(_md_died(d) for d in r.get("died", []))
         rows.append(f"| {r['target']} | " + " | ".join(cells) + f" | {rec} | {slow} | {died or 'yes'} |")
     p = doc["profile"]
     head2 = (
@@ -296,7 +360,8 @@ def markdown(doc: dict) -> str:
             + " | "
             f"{fmt_bytes(c['slow_clients']['resources_max']['working_set_bytes'])} | " + " | ".join(soak) + " |"
         )
-    return "\n".join([head, *rows, "", head2, *rows2]) + "\n"
+    deaths = _md_deaths(recs)
+    return "\n".join([head, *rows, "", head2, *rows2]) + "\n" + (f"\n{deaths}" if deaths else "")
 
 
 def _md_warm(w: dict | None) -> str:

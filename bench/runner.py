@@ -10,16 +10,18 @@ import random
 import re
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
 
 from cityref_tools import cgroup
 
-from . import load, placement, report, warmup
+from . import load, placement, ranking, report, warmup
 from .metrics import FIXED_CONNECTIONS, at_fixed, cumulative, step_metrics, totals
 from .targets import Env, Limits, Running, Target
 from .upstream import EsUpstream, StaticUpstream, Upstream
@@ -50,6 +52,19 @@ class Profile:
     stable_tolerance: float = 0.05  # the last windows' median CPU per request within 5 % of the ones before
     stable_agreeing: int = 3  # windows per group of that comparison
     fixed_connections: int = FIXED_CONNECTIONS  # the count every target is also compared at
+    # The block method (bench/ranking.py): `blocks` starts of every target; in each, after the warm-up,
+    # `rounds` rounds that visit every target once in a seeded random order at the ranking steps — closed
+    # loop at `fixed_connections` for `round_s`, then `rate` req/s offered over `rate_connections` for
+    # `round_s` (0: no fixed-rate step). 0 blocks: the classic method, `repeats` whole runs per target.
+    blocks: int = 0
+    rounds: int = 0
+    round_s: float = 5.0
+    rate: int = 0
+    rate_connections: int = 1024
+    seed: int = 2026
+    aa_service: str | None = None  # the service whose image (or bare process) runs twice: the A/A control
+    bare: bool = True  # the services run bare too (publish: images only, to fit its hour)
+    aot_variants: bool = True  # the JVM images also without their AOT cache
 
 
 PROFILES = {
@@ -69,10 +84,31 @@ PROFILES = {
         stable_window_s=10.0,
         stable_cap_s=120.0,
     ),
-    # publish (make bench-publish): what the published run measures, within about an hour on 2 cores: every
-    # target twice, interleaved, at 64 and 2048 connections only (the 1…1024 curve is left out to fit),
-    # one open-loop rate for all, a 60 s warm-up cap
-    "publish": Profile("publish", [1, 1], 5, [64, 2048], 8, [2000], 8, 2, stable_cap_s=60.0),
+    # publish (make bench-publish): the ranking, within an hour on 2 cores: 3 blocks (starts) of every
+    # image, the A/A twin, the floor and the ceiling, 5 interleaved rounds each at 64 connections and at a
+    # fixed 2000 req/s over 1024 connections; per start then 2048 connections and GET /health once
+    # (services only). Bare runs and the images without AOT cache are make bench's. The rate and the A/A
+    # service come from the variance budget (bench/README.md).
+    "publish": Profile(
+        "publish",
+        [1, 1],
+        5,
+        [64, 2048],
+        8,
+        [],
+        8,
+        3,
+        0.5,
+        stable_cap_s=60.0,
+        blocks=3,
+        rounds=5,
+        round_s=3.0,
+        bare=False,
+        aot_variants=False,
+        rate=2000,
+        rate_connections=1024,
+        aa_service="java-helidon",
+    ),
     "smoke": Profile(
         "smoke",
         [],
@@ -88,6 +124,11 @@ PROFILES = {
         stable_cap_s=4.0,
         stable_agreeing=2,
         fixed_connections=4,
+        blocks=2,
+        rounds=3,
+        round_s=1.0,
+        rate=100,
+        rate_connections=8,
     ),
 }
 
@@ -172,7 +213,7 @@ class Progress:
     def show(self, label: str, what: str) -> None:
         in_target = time.time() - self.target_t0
         line = (
-            f"[{self.done_targets + 1}/{self.total}] {label}: {what} | elapsed {_mmss(time.time() - self.t0)}"
+            f"[{min(self.done_targets + 1, self.total)}/{self.total}] {label}: {what} | elapsed {_mmss(time.time() - self.t0)}"
             f" | ETA {_mmss(self.eta(in_target))}"
         )
         if self.tty:
@@ -207,6 +248,10 @@ def planned_target_s(p: Profile, open_loop: bool, verify: bool) -> float:
     closed = len(p.connections) + 1  # the steps and the framework-only step
     steps = warm + closed * p.step_s + (len(p.open_rates) * p.open_s if open_loop else 0)
     n = n_warm + closed + (len(p.open_rates) if open_loop else 0)
+    if p.blocks:  # the rounds' steps instead of the fixed-count one
+        per_round = 2 if p.rate else 1
+        steps += p.rounds * per_round * p.round_s - p.step_s
+        n += p.rounds * per_round - 1
     return steps + n * (p.pause_s + 0.3) + (12 if verify else 0) + 4
 
 
@@ -289,9 +334,10 @@ class Stepper:
         meter = self.running.meter
         meter.reset_peak()
         before = meter.sample()
-        if kind == "open":
+        if kind in ("open", "rate"):  # rate: the ranking's fixed-rate step, its connections capped
+            conns = self.cfg.profile.rate_connections if kind == "rate" else None
             result = load.run_vegeta(
-                self.cfg.vegeta, self.urls, n, seconds, self.load_cpus, self.outdir, self.cfg.timeout_s
+                self.cfg.vegeta, self.urls, n, seconds, self.load_cpus, self.outdir, self.cfg.timeout_s, conns
             )
         elif path:
             result = load.run_wrk(self.running.url + path, n, seconds, {}, self.load_cpus, self.cfg.timeout_s)
@@ -300,7 +346,8 @@ class Stepper:
         after = meter.sample()
         m = step_metrics(result, before, after)
         m["memory_working_set_bytes"] = meter.working_set(after.memory_bytes) if after else None
-        m.update(kind=kind, connections=n if kind != "open" else None, rate=n if kind == "open" else None)
+        opened = kind in ("open", "rate")
+        m.update(kind=kind, connections=None if opened else n, rate=n if opened else None)
         self.rec["steps"].append(m)
         if after is not None and after.oom_kills and not self.rec.get("oom"):
             self.rec["oom"] = True
@@ -353,19 +400,8 @@ def verify(cfg: Config, target: Target, running: Running, rec: dict, outdir: Pat
     return (b.cpu_ns - a.cpu_ns) / 1e9 if a and b else 0.0
 
 
-def bench_target(
-    cfg: Config,
-    target: Target,
-    repeat: int,
-    env: Env,
-    load_cpus: str | None,
-    ids_file: Path | None,
-    first_id: int,
-    outdir: Path,
-    progress: Progress,
-) -> dict:
-    p = cfg.profile
-    rec: dict = {
+def _new_record(target: Target, repeat: int) -> dict:
+    return {
         "target": target.name,
         "kind": target.kind,
         "repeat": repeat,
@@ -378,18 +414,45 @@ def bench_target(
         "warmup": None,
         "steps": [],
     }
+
+
+@dataclass
+class Started:
+    """A target started, verified and warmed up, kept running between its visits."""
+
+    target: Target
+    rec: dict
+    running: Running
+    step: Stepper
+    idle: int | None
+
+
+def start_target(
+    cfg: Config,
+    target: Target,
+    repeat: int,
+    env: Env,
+    load_cpus: str | None,
+    ids_file: Path | None,
+    first_id: int,
+    outdir: Path,
+    progress: Progress,
+) -> tuple[dict, Started | None]:
+    """Start, verify gate, warm-up. The record, and the started target (None if it failed: then stopped)."""
+    rec = _new_record(target, repeat)
     progress.show(target.name, "starting")
     try:
         running = target.start(env, f"/city/v1/get?id={first_id}&language=en")
     except Exception as e:  # noqa: BLE001 - any start failure is reported, the run goes on
         rec.update(status="failed", reason=f"did not start: {e}")
-        return rec
+        return rec, None
     rec["startup_s"] = running.startup_s
     rec["info"] = running.info
     try:
         verify_cpu = verify(cfg, target, running, rec, outdir, progress)
         if rec["status"] != "ok":
-            return rec
+            running.stop()
+            return rec, None
         start_sample = running.meter.sample()
         if running.startup_s is None:  # not launched by the harness: count its CPU from here on
             rec["cpu_startup_s"] = 0.0 if start_sample else None
@@ -399,25 +462,174 @@ def bench_target(
         idle = running.meter.working_set(start_sample.memory_bytes) if start_sample else None
         rec["memory_after_startup_working_set_bytes"] = idle
         step = Stepper(cfg, running, target.name, rec, load_cpus, ids_file, first_id, outdir, progress)
-        rec["warmup"] = warm_up(p, target.kind, step)
-        for i, n in enumerate(p.connections):
-            step("step", n, p.step_s, f"step {i + 1}/{len(p.connections)}, {n} connections")
-        if target.kind in SERVICE_KINDS:  # the framework alone: a route that never calls the upstream
+        rec["warmup"] = warm_up(cfg.profile, target.kind, step)
+    except Exception as e:  # noqa: BLE001
+        lost(rec, running, "the warm-up", e)
+        running.stop()
+        return rec, None
+    return rec, Started(target, rec, running, step, idle)
+
+
+def lost(rec: dict, running: Running, during: str, error: Exception | None = None) -> None:
+    """A target that stopped answering: died (its process or container is gone: the evidence, read before
+    it is removed) or failed (still running, the step failed)."""
+    if running.alive():
+        rec.update(status="failed", reason=f"during {during}: {error}"[:600])
+        return
+    evidence = running.evidence()
+    oom = " (killed for memory)" if evidence.get("oom_killed") or evidence.get("oom_kills") else ""
+    rec.update(status="died", reason=f"died during {during}: exit {evidence.get('exit_code')}{oom}")
+    rec["death"] = dict(evidence, during=during, error=str(error)[:300] if error else None)
+
+
+def finish_target(cfg: Config, s: Started, steps_n: list[int], rounds: bool = False) -> None:
+    """The remaining closed-loop steps, the framework-only step, the open-loop rates, the totals; stops it.
+    `rounds`: the fixed-count figure comes from the start's rounds (the block method)."""
+    p, rec, step = cfg.profile, s.rec, s.step
+    try:
+        if rec["status"] != "ok":
+            return
+        for i, n in enumerate(steps_n):
+            step("step", n, p.step_s, f"step {i + 1}/{len(steps_n)}, {n} connections")
+        if s.target.kind in SERVICE_KINDS:  # the framework alone: a route that never calls the upstream
             n = p.fixed_connections
             what = f"framework only: GET {FRAMEWORK_PATH}, {n} connections"
             step("framework", n, p.step_s, what, path=FRAMEWORK_PATH)
         for i, r in enumerate(p.open_rates if cfg.open_loop else []):
             step("open", r, p.open_s, f"open loop {i + 1}/{len(p.open_rates)}, {r} req/s")
-        measured = [s for s in rec["steps"] if s["kind"] in ("warmup", "step")]
-        rec["totals"] = totals(measured, rec["cpu_startup_s"], cfg.price_per_vcpu_hour, p.fixed_connections, idle)
-        framework = [s for s in rec["steps"] if s["kind"] == "framework"]
-        rec["totals"]["framework_only"] = at_fixed(framework, p.fixed_connections) if framework else None
-        rec["cumulative"] = cumulative(measured, rec["cpu_startup_s"])
     except Exception as e:  # noqa: BLE001
-        rec.update(status="failed", reason=f"during the load steps: {e}")
+        lost(rec, s.running, "the load steps", e)
     finally:
-        running.stop()
+        if rec["status"] == "ok" and not s.running.alive():
+            lost(rec, s.running, "the load steps")
+        try:
+            _totals(cfg, rec, s.idle, rounds)
+        finally:
+            s.running.stop()
+
+
+def _totals(cfg: Config, rec: dict, idle: int | None, rounds: bool) -> None:
+    p = cfg.profile
+    measured = [s for s in rec["steps"] if s["kind"] in ("warmup", "step", "round")]
+    if not measured:
+        return
+    rec["totals"] = totals(
+        [dict(s, kind="step_round") if s["kind"] == "round" else s for s in measured],
+        rec["cpu_startup_s"],
+        cfg.price_per_vcpu_hour,
+        p.fixed_connections,
+        idle,
+    )
+    framework = [s for s in rec["steps"] if s["kind"] == "framework"]
+    rec["totals"]["framework_only"] = at_fixed(framework, p.fixed_connections) if framework else None
+    if rounds:
+        rec["totals"]["at_fixed"] = rounds_at_fixed(rec, p.fixed_connections)
+    rec["cumulative"] = cumulative(measured, rec["cpu_startup_s"])
+
+
+def rounds_at_fixed(rec: dict, connections: int) -> dict:
+    """A start's figures at the fixed count from its rounds: its level (the median of the rounds kept by the
+    steady-state test, ranking.settle) and the medians of the same rounds' other figures."""
+    start = ranking.start_record(rec, "round")
+    steps = ranking.series(rec, "round")
+    kept = [steps[r] for r in start["rounds"][start["kept_from"] or 0 :]] if start["rounds"] else []
+    # an unsettled start keeps the median of all its rounds here (marked), and stays out of the ranking
+    cpu_us = (
+        start["level"]
+        if start["settled"]
+        else statistics.median([v for v in start["values"] if v is not None] or [0]) or None
+    )
+
+    def med(f: Callable[[dict], float | None]) -> float | None:
+        vs = [v for v in map(f, kept) if v is not None]
+        return statistics.median(vs) if vs else None
+
+    return {
+        "connections": connections,
+        "rps": med(lambda s: s["rps"]),
+        "cpu_us_per_request": cpu_us,
+        "requests_per_cpu_s": 1e6 / cpu_us if cpu_us else None,
+        "p50_ms": med(lambda s: s["latency_ms"]["p50"]),
+        "p99_ms": med(lambda s: s["latency_ms"]["p99"]),
+        "error_ratio": max((s["error_ratio"] for s in kept), default=None),
+        "settled": start["settled"],
+        "kept_from_round": start["kept_from"],
+    }
+
+
+def bench_target(
+    cfg: Config,
+    target: Target,
+    repeat: int,
+    env: Env,
+    load_cpus: str | None,
+    ids_file: Path | None,
+    first_id: int,
+    outdir: Path,
+    progress: Progress,
+) -> dict:
+    """The classic method: one whole run of a target, started and stopped."""
+    rec, started = start_target(cfg, target, repeat, env, load_cpus, ids_file, first_id, outdir, progress)
+    if started:
+        finish_target(cfg, started, cfg.profile.connections)
     return rec
+
+
+def bench_block(
+    cfg: Config,
+    targets: list[tuple[Target, Env]],
+    block: int,
+    load_cpus: str | None,
+    ids_file: Path | None,
+    first_id: int,
+    outdir: Path,
+    progress: Progress,
+) -> list[dict]:
+    """One block of the ranking: every target started once (in a seeded random order), each warmed up;
+    then `rounds` rounds, each visiting every running target once in a fresh random order at the ranking
+    steps; then each start's remaining steps (services only: the larger connection counts, GET /health)."""
+    p = cfg.profile
+    rng = random.Random(p.seed * 1000 + block)
+    order = list(targets)
+    rng.shuffle(order)
+    recs: list[dict] = []
+    live: list[Started] = []
+    try:
+        for target, env in order:
+            rec, started = start_target(cfg, target, block, env, load_cpus, ids_file, first_id, outdir, progress)
+            recs.append(rec)
+            if started:
+                live.append(started)
+            progress.next_target(False)
+        for r in range(p.rounds):
+            visit = list(live)
+            rng.shuffle(visit)
+            for pos, s in enumerate(visit):
+                if s.rec["status"] != "ok":
+                    continue
+                if not s.running.alive():
+                    lost(s.rec, s.running, f"round {r + 1} (before its visit)")
+                    continue
+                what = f"block {block + 1}/{p.blocks}, round {r + 1}/{p.rounds}"
+                try:
+                    n = p.fixed_connections
+                    m = s.step("round", n, p.round_s, f"{what}: {n} connections")
+                    m.update(round=r, position=pos)
+                    if p.rate:
+                        m = s.step("rate", p.rate, p.round_s, f"{what}: {p.rate} req/s, {p.rate_connections} conns")
+                        m.update(round=r, position=pos, offered_connections=p.rate_connections)
+                except Exception as e:  # noqa: BLE001
+                    lost(s.rec, s.running, f"round {r + 1}", e)
+        # the larger counts once per start (the largest even where it is the fixed one: the overload figures)
+        others = [n for n in p.connections if n != p.fixed_connections or n == max(p.connections)]
+        while live:
+            s = live.pop(0)
+            progress.show(s.target.name, f"block {block + 1}: the start's remaining steps")
+            finish_target(cfg, s, others if s.target.kind in SERVICE_KINDS else [], rounds=True)
+    finally:
+        for s in live:  # an error or Ctrl-C: nothing is left running
+            s.running.stop()
+    return recs
 
 
 def _read_ids(path: Path) -> list[int]:
@@ -507,7 +719,8 @@ def run(cfg: Config) -> Path:
     )
     ceiling_env = Env(upstream_url=upstream.url, limits=cfg.limits, cpus=None, logdir=logdir)
     progress = Progress(
-        len(cfg.targets) * cfg.profile.repeats, planned_target_s(cfg.profile, cfg.open_loop, cfg.verify)
+        len(cfg.targets) * (cfg.profile.blocks or cfg.profile.repeats),
+        planned_target_s(cfg.profile, cfg.open_loop, cfg.verify),
     )
     json_path = outdir / "run.json"
     # SIGTERM unwinds like Ctrl-C, so the finally below stops the upstream and restores its affinity.
@@ -515,27 +728,31 @@ def run(cfg: Config) -> Path:
     try:
         upstream.pin(place["upstream"])
         place["upstream_pinning"] = upstream.pinning()
-        for repeat in range(cfg.profile.repeats):
-            for target in cfg.targets:
-                if target.kind == "ceiling" and upstream.kind == "static":
-                    target = Target(target.name, target.kind, False, _static_ceiling(upstream), target.meta)
-                rec = bench_target(
-                    cfg,
-                    target,
-                    repeat,
-                    ceiling_env if target.kind == "ceiling" else env,
-                    place["load"],
-                    ids_file,
-                    first_id,
-                    outdir,
-                    progress,
+
+        def env_of(target: Target) -> tuple[Target, Env]:
+            if target.kind == "ceiling" and upstream.kind == "static":
+                target = Target(target.name, target.kind, False, _static_ceiling(upstream), target.meta)
+            return target, ceiling_env if target.kind == "ceiling" else env
+
+        for repeat in range(cfg.profile.blocks or cfg.profile.repeats):
+            if cfg.profile.blocks:  # the block method: every target started, then interleaved rounds
+                recs = bench_block(
+                    cfg, [env_of(t) for t in cfg.targets], repeat, place["load"], ids_file, first_id, outdir, progress
                 )
+                doc["results"] += recs
+                for rec in recs:
+                    progress.message(f"{rec['target']} (block {repeat + 1}): {rec['status']}" + _why(rec))
+                json_path.write_text(json.dumps(doc, indent=1))
+                continue
+            for t in cfg.targets:
+                target, target_env = env_of(t)
+                rec = bench_target(cfg, target, repeat, target_env, place["load"], ids_file, first_id, outdir, progress)
                 doc["results"].append(rec)
-                t = rec.get("totals") or {}
+                tot = rec.get("totals") or {}
                 progress.message(
                     f"{target.name} (repeat {repeat + 1}): {rec['status']}"
-                    + (f" — {rec['reason']}" if rec["reason"] else "")
-                    + (f" — peak {t['peak_rps']:.0f} req/s" if t.get("peak_rps") else "")
+                    + _why(rec)
+                    + (f" — peak {tot['peak_rps']:.0f} req/s" if tot.get("peak_rps") else "")
                 )
                 progress.next_target(rec["status"] == "ok")
                 json_path.write_text(json.dumps(doc, indent=1))
@@ -544,6 +761,7 @@ def run(cfg: Config) -> Path:
         signal.signal(signal.SIGTERM, old_term)
         place["upstream_pinning"] = upstream.pinning()
         doc["summary"] = report.summary(doc)
+        doc["ranking"] = ranking.rank(doc)
         finish(doc, started, outdir, report.html, cfg.out / "latest")
     return outdir
 
@@ -557,6 +775,10 @@ def finish(doc: dict, started: dt.datetime, outdir: Path, html: str, latest: Pat
     if latest.is_symlink() or latest.exists():
         latest.unlink()
     latest.symlink_to(outdir.name)
+
+
+def _why(rec: dict) -> str:
+    return f" — {rec['reason']}" if rec["reason"] else ""
 
 
 def _exit_on_term(signum: int, frame: object) -> None:

@@ -1,7 +1,9 @@
 """What gets benchmarked: a service bare or as its image, the nginx floor, the upstream ceiling, a URL.
 
 `start()` launches a target under the limits and returns a `Running` with its base URL, a meter
-(cgroup sample source), the startup time (launch -> first HTTP response) and a `stop()`.
+(cgroup sample source), the startup time (launch -> first HTTP response) and a `stop()`; for the
+targets the harness starts, also `alive()` and `evidence()`: a target that exits during a run is a
+finding, and its exit code, the kernel's OOM verdict and its log's last lines are what make it one.
 """
 
 from __future__ import annotations
@@ -88,6 +90,14 @@ class ProcMeter(Meter):
         return Sample(cpu_ns=cpu, memory_bytes=rss, memory_peak_bytes=hwm, throttled_ns=0, nr_throttled=0, oom_kills=0)
 
 
+def _always_alive() -> bool:
+    return True
+
+
+def _no_evidence() -> dict:
+    return {}
+
+
 @dataclass
 class Running:
     url: str  # base URL, no trailing slash
@@ -96,6 +106,120 @@ class Running:
     startup_s: float | None
     stop: Callable[[], None]
     info: dict = field(default_factory=dict)
+    # Whether the target still runs; always True for what the harness did not start (ceiling, URL).
+    alive: Callable[[], bool] = _always_alive
+    # death_evidence() of the target, to be read before stop() (which removes its cgroup or container);
+    # {} where the harness has none. Cheap, callable any number of times, also while it runs.
+    evidence: Callable[[], dict] = _no_evidence
+
+
+# -- the evidence of a death ----------------------------------------------------------------------
+
+LOG_TAIL_LINES = 20
+LOG_TAIL_BYTES = 64 * 1024  # read from the end of a log file: enough for 20 lines of any sane log
+LOG_LINE_CHARS = 1000  # a longer line (a JSON blob, a minified stack) is cut: the run file stays small
+
+
+def death_evidence(
+    exit_code: int | None, oom_killed: bool | None, oom_kills: int | None, log_tail: list[str], source: str
+) -> dict:
+    """The record of a target that exited: `exit_code` (None while it runs; a process killed by a signal
+    has minus its number, a container 128 plus it), `oom_killed` (did the kernel kill it for memory;
+    None: not known), `oom_kills` (its cgroup's OOM kill counter; None where the group was not readable),
+    `log_tail` (its log's last lines) and `source` (where the exit code and verdict come from)."""
+    return {
+        "exit_code": exit_code,
+        "oom_killed": oom_killed,
+        "oom_kills": oom_kills,
+        "log_tail": [line[:LOG_LINE_CHARS] for line in log_tail[-LOG_TAIL_LINES:]],
+        "source": source,
+    }
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
+    """The last `lines` lines of a log file, [] if it is missing; reads only its end, so that a service
+    that logged gigabytes costs no more than one that logged nothing."""
+    try:
+        with path.open("rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - LOG_TAIL_BYTES))
+            data = f.read()
+    except OSError:
+        return []
+    text = data.decode("utf-8", errors="replace").splitlines()
+    if size > LOG_TAIL_BYTES:
+        text = text[1:]  # the first line read is a piece of one
+    return [line.rstrip() for line in text[-lines:]]
+
+
+def oom_kills(group: Cgroup | None) -> int | None:
+    """The group's OOM kill counter (v1 `memory.oom_control`, v2 `memory.events`), None once the group
+    is gone (a container's goes with it) or unreadable."""
+    if group is None:
+        return None
+    try:
+        return group.sample().oom_kills
+    except (OSError, ValueError, IndexError):  # removed (FileNotFoundError) or a half-written file
+        return None
+
+
+def process_evidence(proc: subprocess.Popen, group: Cgroup | None, log: Path) -> dict:
+    """A process the harness started in its own cgroup (bare, floor): its exit status from the process
+    table, the OOM verdict from its group's counter (the harness owns the group and keeps it until
+    stop(), so the counter outlives the process) and the tail of its log file."""
+    kills = oom_kills(group)
+    return death_evidence(proc.poll(), None if kills is None else kills > 0, kills, log_tail(log), "process")
+
+
+def inspect_evidence(inspect_json: str, log_lines: list[str], kills: int | None = None) -> dict:
+    """A container's evidence from `podman container inspect` (a JSON list of one) and its log's last
+    lines. `State.ExitCode` counts only once it no longer runs (it is 0 while it does); the verdict is
+    `State.OOMKilled`, or the container cgroup's counter (`kills`) where that was still readable and
+    says so."""
+    try:
+        state = json.loads(inspect_json)[0]["State"]
+    except (ValueError, LookupError, TypeError):  # no such container (removed) or not podman's JSON
+        state = None
+    if state is None:
+        code, oom = None, (kills > 0 if kills is not None else None)
+    else:
+        running = state.get("Running") or state.get("Status") in ("running", "paused", "stopping")
+        code = None if running else state.get("ExitCode")
+        oom = bool(state.get("OOMKilled")) or bool(kills)
+    return death_evidence(code, oom, kills, log_lines, "podman inspect")
+
+
+def container_evidence(name: str, group: Cgroup | None = None, podman_cmd: str = PODMAN) -> dict:
+    """A container's evidence, read through podman (two calls). Only a container that is still there has
+    any: image() runs it without `--rm`, and only its stop() removes it."""
+    inspect = subprocess.run([podman_cmd, "container", "inspect", name], capture_output=True, text=True, check=False)
+    logs = subprocess.run(
+        [podman_cmd, "logs", "--tail", str(LOG_TAIL_LINES), name],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # the container's stderr comes out on podman's
+        text=True,
+        errors="replace",
+        check=False,
+    )
+    lines = [line.rstrip() for line in logs.stdout.splitlines()] if logs.returncode == 0 else []
+    return inspect_evidence(inspect.stdout if inspect.returncode == 0 else "", lines, oom_kills(group))
+
+
+def kept_once_exited(read: Callable[[], dict]) -> Callable[[], dict]:
+    """An evidence() that calls read() until it gives an exit code, then returns that answer for good: a
+    dead target's evidence does not change, so it survives stop() removing the group or container it came
+    from, and costs nothing more to ask again."""
+    kept: dict = {}
+
+    def evidence() -> dict:
+        if kept:
+            return dict(kept, log_tail=list(kept["log_tail"]))
+        out = read()
+        if out["exit_code"] is not None:
+            kept.update(out, log_tail=list(out["log_tail"]))
+        return out
+
+    return evidence
 
 
 @dataclass
@@ -150,24 +274,44 @@ def start_in_group(
     return proc, group, t1 - t0
 
 
-def bare(service: str, command: list[str]) -> Target:
+def in_group(
+    name: str,
+    proc: subprocess.Popen,
+    group: Cgroup,
+    env: Env,
+    url: str,
+    startup: float | None,
+    info: dict,
+    log: Path | None = None,
+) -> Running:
+    """The Running of a process start_in_group() started: alive while the process runs, its evidence from
+    the process, its group and `log` (default env.logdir/<name>.log, where start_in_group() sends its
+    output)."""
+    log = log or env.logdir / f"{name}.log"
+    return Running(
+        url,
+        SERVICE_PATH,
+        CgroupMeter(group),
+        startup,
+        lambda: stop_in_group(proc, group),
+        info,
+        alive=lambda: proc.poll() is None,
+        evidence=kept_once_exited(lambda: process_evidence(proc, group, log)),
+    )
+
+
+def bare(service: str, command: list[str], label: str | None = None) -> Target:
+    """The service's own command in a cgroup; `label`: another name (the A/A twin), its own cgroup and log."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") if label else service
+
     def start(env: Env, first_path: str) -> Running:
         port = free_port()
         extra = {"PORT": str(port), "ELASTICSEARCH_URL": env.upstream_url, "LOG_LEVEL": env.log_level}
         url = f"http://127.0.0.1:{port}"
-        proc, group, startup = start_in_group(
-            service, command, ROOT / "services" / service, env, extra, url + first_path
-        )
-        return Running(
-            url,
-            SERVICE_PATH,
-            CgroupMeter(group),
-            startup,
-            lambda: stop_in_group(proc, group),
-            {"pid": proc.pid, "cgroup": f"v{group.version}"},
-        )
+        proc, group, startup = start_in_group(name, command, ROOT / "services" / service, env, extra, url + first_path)
+        return in_group(name, proc, group, env, url, startup, {"pid": proc.pid, "cgroup": f"v{group.version}"})
 
-    return Target(service, "bare", True, start, {"service": service, "command": command})
+    return Target(label or service, "bare", True, start, {"service": service, "command": command})
 
 
 def podman(*args: str, check: bool = True) -> str:
@@ -191,7 +335,9 @@ def image(label: str, ref: str, service: str | None = None, aot: bool = True) ->
         argv = [
             "run",
             "-d",
-            "--rm",
+            # no --rm: a container that dies must stay until stop() for its exit code and OOM verdict to be
+            # read; --replace removes one a killed harness left behind under the same name
+            "--replace",
             "--pull=never",
             "--network",
             "host",
@@ -246,6 +392,8 @@ def image(label: str, ref: str, service: str | None = None, aot: bool = True) ->
             t1 - t0,
             stop,
             {"container": name, "image_id": img["Id"][:19], "image_size_bytes": img.get("Size")},
+            alive=alive,
+            evidence=kept_once_exited(lambda: container_evidence(name, group)),
         )
 
     return Target(label, "image", True, start, {"image": ref, "service": service, "aot_cache": aot})
@@ -269,9 +417,8 @@ def floor(upstream_label: str) -> Target:
             {},
             url + first_path,
         )
-        return Running(
-            url, SERVICE_PATH, CgroupMeter(group), startup, lambda: stop_in_group(proc, group), {"workers": workers}
-        )
+        # nginx writes its errors (a worker lost to a signal, too) to its error log, not to its output
+        return in_group("floor", proc, group, env, url, startup, {"workers": workers}, d / "error.log")
 
     return Target(f"floor (nginx → {upstream_label})", "floor", False, start)
 

@@ -70,7 +70,7 @@ selected_services() {
 
 setup() {
   prerequisites
-  has --no-open-loop "$@" || vegeta
+  { has --no-open-loop "$@" && [ "$COMMAND" != publish ]; } || vegeta  # publish: its fixed-rate step
   scripts/es.sh up
   local es; es=$(scripts/es.sh url)
   if [ -z "${NO_DATASET:-}" ] && ! curl -fsS "$es/city/_doc/1000000?_source_includes=id" 2>/dev/null | grep -q '"found":true'; then
@@ -109,10 +109,12 @@ case "$COMMAND" in
   smoke)
     prerequisites
     scripts/es.sh up
+    vegeta  # the rounds' fixed-rate step
     svc=$(smoke_service)
     out="$OUT/bench/smoke"
-    scripts/python.sh -m bench --profile smoke --services "$svc" --no-images --no-floor --no-ceiling \
-      --no-open-loop --city-id 3 --out "$out"
+    # the block method in small: 2 starts of the service and of its A/A twin, 3 interleaved rounds each
+    scripts/python.sh -m bench --profile smoke --services "$svc" --aa "$svc" --no-images --no-floor --no-ceiling \
+      --city-id 3 --out "$out"
     scripts/python.sh -m bench check "$out/latest/run.json" ;;
   publish)  # make bench-publish: the published run, into docs/results/ and README.md's results
     shift; setup "$@"

@@ -58,3 +58,32 @@ def test_parse_vegeta_csv() -> None:
     assert r["latency_ms"]["p50"] == 2.0
     assert r["latency_ms"]["max"] == 15000.0
     assert r["bytes"] == 280
+
+
+def test_vegeta_delivered_rate_spans_first_send_to_last_answer() -> None:
+    # 4 successes sent 0.25 s apart, the last answered 0.25 s after its send: 4 in 1 s, whatever the wall time
+    t0 = 1700000000000000000
+    rows = "\n".join(f"{t0 + i * 250_000_000},200,250000000,0,10,,,,{i},GET,http://x/," for i in range(4))
+    r = load.parse_vegeta_csv(rows, 1.3)
+    assert r["span_s"] == 1.0 and r["delivered_rps"] == 4.0
+    assert r["duration_s"] == 1.3  # the step's wall time, vegeta's start-up included, stays for the CPU figures
+
+
+def test_vegeta_caps_connections_and_workers_for_the_fixed_rate_step(tmp_path, monkeypatch) -> None:
+    seen = []
+
+    def fake_run(argv, **kw):
+        seen.append(argv)
+
+        class P:
+            stdout = ""
+
+        if "attack" in argv:
+            kw["stdout"].write(b"")
+        return P()
+
+    monkeypatch.setattr(load.subprocess, "run", fake_run)
+    load.run_vegeta("vegeta", ["http://x/"], 2000, 1, None, tmp_path, connections=1024)
+    attack = next(a for a in seen if "attack" in a)
+    for flag in ("-workers=1024", "-max-workers=1024", "-connections=1024", "-max-connections=1024"):
+        assert flag in attack

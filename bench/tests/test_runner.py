@@ -223,3 +223,98 @@ def test_each_jvm_image_also_runs_without_its_aot_cache() -> None:
         assert f"{native} (image)" in everything and f"{native} (image, no AOT)" not in everything
     assert not [n for n in names(["--no-bare", "--no-aot-variants"]) if "no AOT" in n]
     assert names(["--no-bare", "--no-images", "--no-floor", "--no-ceiling"]) == []
+
+
+def block_target(name: str, meter: CountingMeter, alive=lambda: True, evidence=dict) -> Target:
+    def start(env, first_path):
+        path = "/city/v1/get?id=%s&language=en"
+        return Running("http://127.0.0.1:1", path, meter, 0.1, lambda: None, alive=alive, evidence=evidence)
+
+    return Target(name, "bare", False, start, {"service": name})
+
+
+def block_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, targets: list[Target], meters: dict) -> dict:
+    """Two blocks of 3 rounds with fake wrk and vegeta: each step costs its target the CPU its meter is told."""
+    p = replace(
+        runner.PROFILES["smoke"], connections=[4, 64], fixed_connections=4, stable_connections=0, warmup=[1], pause_s=0
+    )
+    visits: list[str] = []
+
+    def run_wrk(url, connections, seconds, env, cpus, timeout_s=15):
+        port = url.split(":")[2].split("/")[0]
+        visits.append(port)
+        return fake_load(None, [])(url, connections, seconds, env, cpus, timeout_s)
+
+    def run_vegeta(vegeta, urls, rate, seconds, cpus, workdir, timeout_s=15, connections=None):
+        out = fake_load(None, [])(urls[0], connections, seconds, {}, cpus)
+        out.update(successes=int(rate * seconds), target_rate=rate, max_connections=connections)
+        return out
+
+    monkeypatch.setattr(runner.load, "run_wrk", run_wrk)
+    monkeypatch.setattr(runner.load, "run_vegeta", run_vegeta)
+    cfg = runner.Config(profile=p, targets=targets, verify=False, open_loop=False, out=tmp_path)
+    progress = runner.Progress(2, 10)
+    progress.show = lambda *a: None
+    progress.message = lambda *a: None
+    recs = []
+    for block in range(p.blocks):
+        recs += runner.bench_block(cfg, [(t, None) for t in targets], block, None, None, 1, tmp_path, progress)
+    return {"recs": recs, "visits": visits, "profile": p}
+
+
+class PerTargetMeter(CountingMeter):
+    """CPU that grows by a fixed amount at every sample: each step (two samples) costs `cost_us` ms."""
+
+    def __init__(self, cost_us: float) -> None:
+        super().__init__()
+        self.cost_us = cost_us
+
+    def sample(self) -> Sample:
+        self.cpu_ns += int(self.cost_us * 1000 * 1000)
+        return super().sample()
+
+
+def test_a_block_visits_every_target_once_per_round_in_a_seeded_order(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    meters = {n: PerTargetMeter(c) for n, c in (("a", 50), ("b", 80))}
+    targets = [block_target(n, m) for n, m in meters.items()]
+    run = block_run(monkeypatch, tmp_path, targets, meters)
+    recs = run["recs"]
+    firsts = [(r["target"], r["repeat"], r["status"]) for r in recs if r["target"] == "a"]
+    assert firsts == [("a", 0, "ok"), ("a", 1, "ok")]
+    for r in recs:
+        rounds = [s for s in r["steps"] if s["kind"] == "round"]
+        rates = [s for s in r["steps"] if s["kind"] == "rate"]
+        assert [s["round"] for s in rounds] == [0, 1, 2] and [s["round"] for s in rates] == [0, 1, 2]
+        assert all(s["rate"] == 100 and s["max_connections"] == 8 for s in rates)
+        # then the start's remaining step (64 connections) and the framework-only one, once
+        assert [s["kind"] for s in r["steps"]][-2:] == ["step", "framework"]
+        assert r["totals"]["at_fixed"]["connections"] == 4 and r["totals"]["at_fixed"]["settled"]
+    again = block_run(monkeypatch, tmp_path, [block_target(n, PerTargetMeter(1)) for n in meters], meters)
+    positions = [[s["position"] for s in r["steps"] if s["kind"] == "round"] for r in recs]
+    assert positions == [[s["position"] for s in r["steps"] if s["kind"] == "round"] for r in again["recs"]]
+    assert any(p != positions[0] for p in positions)  # the order changes between rounds or blocks
+
+
+def test_a_target_that_dies_in_a_round_is_recorded_with_its_evidence(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    state = {"visits": 0}
+    meter = PerTargetMeter(50)
+
+    def alive() -> bool:
+        state["visits"] += 1
+        return state["visits"] <= 2
+
+    evidence = {"exit_code": 137, "oom_killed": True, "oom_kills": 1, "log_tail": ["Terminating"], "source": "test"}
+    dying = block_target("dies", meter, alive=alive, evidence=lambda: evidence)
+    run = block_run(monkeypatch, tmp_path, [dying, block_target("lives", PerTargetMeter(60))], {})
+    first = next(r for r in run["recs"] if r["target"] == "dies")
+    assert first["status"] == "died" and "exit 137 (killed for memory)" in first["reason"]
+    assert first["death"]["log_tail"] == ["Terminating"] and first["death"]["during"].startswith("round")
+    assert len([s for s in first["steps"] if s["kind"] == "round"]) < 3
+    assert all(r["status"] == "ok" for r in run["recs"] if r["target"] == "lives")
+    assert cli.check_ranking({"ranking": None, "profile": run["profile"], "results": run["recs"]}) == [
+        "no ranking (the block method's rounds are missing)"
+    ]
