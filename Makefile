@@ -20,7 +20,7 @@ bench:  ## the benchmark, quick profile: sets everything up, writes out/bench/la
 bench-full:  ## the benchmark, the original study's full profile (connections 2…2048, 3 interleaved repeats)
 	@scripts/bench.sh --profile full $(ARGS)
 
-bench-publish:  ## the published run (about an hour): every target twice at 64 and 2048 connections, into docs/results/<date>-<commit>/ and README.md's results
+bench-publish:  ## the published ranking (within an hour): 3 starts of every image and an A/A twin, interleaved rounds at 64 connections and 1000 req/s, intervals and ties, into docs/results/<date>-<commit>/ and README.md's results
 	@scripts/bench.sh publish $(ARGS)
 
 bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 65 minutes (ARGS=… for options)

@@ -92,7 +92,7 @@ def parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("method (profile overrides)")
     g.add_argument("--repeats", type=int, help="the classic method: whole runs per target, interleaved")
     g.add_argument("--blocks", type=int, help="the block method: starts of every target (publish 3; 0: classic)")
-    g.add_argument("--rounds", type=int, help="interleaved rounds per block at the ranking steps (publish 5)")
+    g.add_argument("--rounds", type=int, help="interleaved rounds per block at the ranking steps (publish 6)")
     g.add_argument("--round-seconds", type=float, help="seconds of each ranking step in a round")
     g.add_argument("--rate", type=int, help="the fixed-rate step's offered req/s (0: none)")
     g.add_argument("--rate-connections", type=int, help="connections of the fixed-rate step (publish 1024)")

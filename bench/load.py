@@ -97,14 +97,14 @@ def parse_vegeta_csv(text: str, duration_s: float) -> dict:
     seq, method, url, headers."""
     lat: list[float] = []
     ok = status_err = socket_err = bytes_in = 0
-    first_send = last_answer = None
+    first_send = last_send = None
     for row in csv.reader(io.StringIO(text)):
         if len(row) < 6:
             continue
         code, latency_ns, b_in, error = int(row[1]), int(row[2]), int(row[4]), row[5]
         sent = int(row[0])
         first_send = sent if first_send is None else min(first_send, sent)
-        last_answer = max(last_answer or 0, sent + latency_ns)
+        last_send = max(last_send or 0, sent)
         bytes_in += b_in
         lat.append(latency_ns / 1e6)
         if code == 0:
@@ -114,8 +114,11 @@ def parse_vegeta_csv(text: str, duration_s: float) -> dict:
         else:
             status_err += 1
     lat.sort()
-    # the attack's own span, first send to last answer: the delivered rate, without vegeta's start-up
-    span = (last_answer - first_send) / 1e9 if first_send is not None else 0.0
+    # The delivered rate: successes over the span of the sends (first to last, plus one interval). A target
+    # that cannot keep up fills the in-flight cap, vegeta's sends fall behind their schedule and the span
+    # stretches; vegeta's own start-up and the last answer's latency are not part of it.
+    n = ok + status_err + socket_err
+    span = (last_send - first_send) / 1e9 * n / (n - 1) if first_send is not None and n > 1 else 0.0
     return {
         "duration_s": duration_s,
         "span_s": span,

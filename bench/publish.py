@@ -275,7 +275,7 @@ def ranked_glance_markdown(doc: dict) -> str:
     price = doc["options"]["price_per_vcpu_hour_usd"]
     head = (
         f"| rank at {n} | service | framework | CPU µs/request at {n} connections [95 % interval] | × best | × floor "
-        f"| rank at {rate} req/s | CPU µs/request at {rate} req/s over {conns} connections [95 %] "
+        f"| rank at {rate} req/s | CPU µs/request at {rate} req/s, ≤ {conns} connections [95 %] "
         f"| p50 / p99 at {n} (ms) | p50 / p99 at {rate} req/s (ms) | startup image / no AOT (s) | image (MB) "
         f"| working set idle / at {top} (MiB) | errors at {top} | $ per 10⁹ requests | warm-up (s) |\n"
         + "|---" * 16
@@ -311,8 +311,9 @@ def ranked_glance_markdown(doc: dict) -> str:
         f"{m['level_gap']:.0%} apart, with how many starts settled at each. Rank: two neighbours are ranked apart "
         "only where the 95 % interval of their CPU ratio, taken within each round, excludes 1; `=` marks a "
         "tie. × best and × floor: the same per-round ratio to the cheapest service and to the nginx floor (the "
-        f"same hop, proxied). The {rate} req/s step offers a fixed rate over {conns} connections (vegeta), the "
-        "method of HttpArena's efficiency profile, so its CPU µs per request reads beside theirs; a target that "
+        f"same hop, proxied). The {rate} req/s step offers a fixed rate over at most {conns} connections (vegeta), "
+        "the method of HttpArena's efficiency profile, so its CPU µs per request reads beside theirs (theirs "
+        f"holds all {conns} connections open); a target that "
         f"delivered less than {1 - m['rate_shortfall']:.0%} of it in a round is not ranked there. Steady state: "
         f"{m['settle']}. $ per 10⁹ requests at ${price} per core-hour, from the figure at {n}; working set = "
         "cgroup usage less inactive file cache.\n"

@@ -85,8 +85,8 @@ PROFILES = {
         stable_cap_s=120.0,
     ),
     # publish (make bench-publish): the ranking, within an hour on 2 cores: 3 blocks (starts) of every
-    # image, the A/A twin, the floor and the ceiling, 5 interleaved rounds each at 64 connections and at a
-    # fixed 2000 req/s over 1024 connections; per start then 2048 connections and GET /health once
+    # image, the A/A twin, the floor and the ceiling, 6 interleaved rounds each at 64 connections and at a
+    # fixed 1000 req/s over 1024 connections; per start then 2048 connections and GET /health once
     # (services only). Bare runs and the images without AOT cache are make bench's. The rate and the A/A
     # service come from the variance budget (bench/README.md).
     "publish": Profile(
@@ -101,11 +101,11 @@ PROFILES = {
         0.5,
         stable_cap_s=60.0,
         blocks=3,
-        rounds=5,
+        rounds=6,
         round_s=3.0,
         bare=False,
         aot_variants=False,
-        rate=2000,
+        rate=1000,
         rate_connections=1024,
         aa_service="java-helidon",
     ),
@@ -213,8 +213,8 @@ class Progress:
     def show(self, label: str, what: str) -> None:
         in_target = time.time() - self.target_t0
         line = (
-            f"[{min(self.done_targets + 1, self.total)}/{self.total}] {label}: {what} | elapsed {_mmss(time.time() - self.t0)}"
-            f" | ETA {_mmss(self.eta(in_target))}"
+            f"[{min(self.done_targets + 1, self.total)}/{self.total}] {label}: {what}"
+            f" | elapsed {_mmss(time.time() - self.t0)} | ETA {_mmss(self.eta(in_target))}"
         )
         if self.tty:
             sys.stderr.write("\r\033[K" + line)

@@ -264,7 +264,11 @@ def start_in_group(
     t0 = time.time()
     proc = start_session(full, cwd=cwd, env=dict(os.environ, **extra_env), stdout=log, stderr=subprocess.STDOUT)
     log.close()
-    t1 = first_response(probe, t0 + env.startup_timeout_s, alive=lambda: proc.poll() is None)
+    try:
+        t1 = first_response(probe, t0 + env.startup_timeout_s, alive=lambda: proc.poll() is None)
+    except BaseException:  # Ctrl-C or SIGTERM while it starts: nothing is left running
+        stop_in_group(proc, group, timeout=2)
+        raise
     if t1 is None:
         stop_in_group(proc, group, timeout=2)
         raise RuntimeError(
@@ -378,7 +382,11 @@ def image(label: str, ref: str, service: str | None = None, aot: bool = True) ->
         def alive() -> bool:
             return podman("inspect", "--format", "{{.State.Running}}", name, check=False) == "true"
 
-        t1 = first_response(url + first_path, t0 + env.startup_timeout_s, alive)
+        try:
+            t1 = first_response(url + first_path, t0 + env.startup_timeout_s, alive)
+        except BaseException:  # Ctrl-C or SIGTERM while it starts: nothing is left running
+            stop()
+            raise
         if t1 is None:
             stop()
             raise RuntimeError(f"no HTTP response within {env.startup_timeout_s:.0f} s")
