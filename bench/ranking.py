@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 SEED = 2026  # the bootstrap's seed: the same run file always gives the same intervals
 BOOTSTRAP = 2000  # resamples per interval
 CONFIDENCE = 0.95
-SETTLE_TOLERANCE = 0.05  # a start whose kept rounds drift by more than this (and significantly) is unsettled
+SETTLE_TOLERANCE = 0.05  # a start whose kept rounds' line moves by more than this (and beyond their noise) moves
 SETTLE_NOISE = 2.0  # ... and by more than this many times the rounds' own scatter (consecutive differences)
 MIN_KEPT = 3  # rounds a settled start keeps at least
 LEVEL_GAP = 0.10  # starts whose levels differ by more than this are reported as separate levels
@@ -39,15 +39,17 @@ STEPS = {"round": "closed", "rate": "rate"}  # step kind in the run file -> rank
 # ---------------------------------------------------------------- the steady-state test
 
 
-def theil_sen_drift(values: Sequence[float]) -> float:
-    """How far the level moves across the values, relative to their median: the Theil-Sen slope (the
-    median of the pairwise slopes, robust to a stray round) times the span, over the median."""
+def drift(values: Sequence[float]) -> float:
+    """How far the level moves across the values, relative to their median: the least-squares slope times
+    the span, over the median. Least squares, not a robust line, on purpose: a leading round far from the
+    rest (a JIT still compiling) must count as movement, so that the test drops it."""
     n = len(values)
     if n < 2:
         return 0.0
-    slopes = [(values[j] - values[i]) / (j - i) for i in range(n) for j in range(i + 1, n)]
+    mx, my = (n - 1) / 2, statistics.fmean(values)
+    slope = sum((i - mx) * (v - my) for i, v in enumerate(values)) / sum((i - mx) ** 2 for i in range(n))
     med = statistics.median(values)
-    return abs(statistics.median(slopes)) * (n - 1) / med if med else math.inf
+    return abs(slope) * (n - 1) / med if med else math.inf
 
 
 def scatter(values: Sequence[float]) -> float:
@@ -59,11 +61,11 @@ def scatter(values: Sequence[float]) -> float:
 
 
 def moving(values: Sequence[float], tolerance: float = SETTLE_TOLERANCE, noise: float = SETTLE_NOISE) -> bool:
-    """Whether the level still moves: its Theil-Sen line moves by more than `tolerance` of the median
+    """Whether the level still moves: its least-squares line moves by more than `tolerance` of the median
     across the values, and by more than `noise` times the rounds' own scatter (so that a noisy target's
     scatter is not taken for a trend; a clean ramp of 3 or more rounds always moves)."""
-    drift = theil_sen_drift(values)
-    return drift > tolerance and drift > noise * scatter(values)
+    moved = drift(values)
+    return moved > tolerance and moved > noise * scatter(values)
 
 
 def settle(values: Sequence[float | None], tolerance: float = SETTLE_TOLERANCE, min_kept: int = MIN_KEPT) -> int | None:
@@ -144,11 +146,33 @@ def short_of_rate(step: dict) -> bool:
     return bool(offered) and delivered(step) < (1 - RATE_SHORTFALL) * offered
 
 
-def start_record(rec: dict, kind: str) -> dict:
-    """A start's series at one ranking step, its steady state and its level (the median of the kept rounds)."""
+def round_factors(recs: list[dict], kind: str) -> dict[int, float]:
+    """The machine's state per round of one block: the median over the block's targets of each one's
+    value in that round relative to its own median (1.0 where fewer than 3 targets have a value). A round
+    in which the whole machine ran slower or faster shows in every target alike; the steady-state test
+    judges each target's series with it divided out, so that such a round is not taken for a target's
+    own trend."""
+    rel: dict[int, list[float]] = {}
+    for rec in recs:
+        vals = {r: _value(s) for r, s in series(rec, kind).items()}
+        known = [v for v in vals.values() if v]
+        if len(known) < 2:
+            continue
+        med = statistics.median(known)
+        for r, v in vals.items():
+            if v:
+                rel.setdefault(r, []).append(v / med)
+    return {r: statistics.median(x) if len(x) >= 3 else 1.0 for r, x in rel.items()}
+
+
+def start_record(rec: dict, kind: str, factors: dict[int, float] | None = None) -> dict:
+    """A start's series at one ranking step, its steady state (judged with the block's round factors
+    divided out, `round_factors`) and its level (the median of the kept rounds, as measured)."""
     steps = series(rec, kind)
     rounds = sorted(steps)
     values = [_value(steps[r]) for r in rounds]
+    factors = factors or {}
+    judged = [v / factors.get(r, 1.0) if v is not None else None for r, v in zip(rounds, values, strict=True)]
     short = [r for r in rounds if kind == "rate" and short_of_rate(steps[r])]
     out: dict = {
         "block": rec["repeat"],
@@ -156,11 +180,12 @@ def start_record(rec: dict, kind: str) -> dict:
         "values": values,
         "status": rec.get("status"),
         "short_rounds": short,
+        "round_factors": [factors.get(r, 1.0) for r in rounds],
     }
     if rec.get("status") != "ok" and not rounds:
         out.update(settled=False, kept_from=None, level=None, why=f"no rounds: {rec.get('reason')}")
         return out
-    k = settle(values)
+    k = settle(judged)
     if k is None:
         out.update(settled=False, kept_from=None, level=None, why="never settled")
         return out
@@ -236,7 +261,12 @@ def _eligible(name: str, fig: dict, kinds: dict[str, str]) -> bool:
 
 def rank_step(recs_by_target: dict[str, list[dict]], kind: str, kinds: dict[str, str], aa: tuple | None) -> dict:
     """Figures, ranks and ties of every target at one ranking step."""
-    starts = {t: [start_record(r, kind) for r in recs] for t, recs in recs_by_target.items()}
+    blocks: dict[int, list[dict]] = {}
+    for recs in recs_by_target.values():
+        for r in recs:
+            blocks.setdefault(r["repeat"], []).append(r)
+    factors = {b: round_factors(rs, kind) for b, rs in blocks.items()}
+    starts = {t: [start_record(r, kind, factors[r["repeat"]]) for r in recs] for t, recs in recs_by_target.items()}
     starts = {t: s for t, s in starts.items() if any(x["rounds"] for x in s)}
     figures = {t: target_figure(s) for t, s in starts.items()}
     floor = next((t for t in figures if kinds[t] == "floor"), None)
@@ -301,7 +331,7 @@ def rank(doc: dict) -> dict | None:
             "bootstrap": BOOTSTRAP,
             "seed": SEED,
             "confidence": CONFIDENCE,
-            "settle": f"leading rounds dropped until the Theil-Sen line through the rest moves by at most "
+            "settle": f"leading rounds dropped until the least-squares line through the rest moves by at most "
             f"{SETTLE_TOLERANCE:.0%} of their median, or by at most {SETTLE_NOISE:g}× their scatter (the median "
             f"difference between consecutive rounds over √2); "
             f"at least {MIN_KEPT} rounds kept, else the start never settled",
@@ -326,6 +356,46 @@ def rank(doc: dict) -> dict | None:
             "ratio": ratio,
         }
     return out
+
+
+def start_at_fixed(rec: dict, start: dict, connections: int) -> dict:
+    """A start's figures at the fixed count from its rounds: its level (the median of the rounds kept by
+    the steady-state test) and the medians of the same rounds' other figures. An unsettled start keeps the
+    median of all its rounds here, marked, and stays out of the ranking."""
+    steps = series(rec, "round")
+    kept = [steps[r] for r in start["rounds"][start["kept_from"] or 0 :]]
+    known = [v for v in start["values"] if v is not None]
+    cpu_us = start["level"] if start["settled"] else (statistics.median(known) if known else None)
+
+    def med(f: Callable[[dict], float | None]) -> float | None:
+        vs = [v for v in map(f, kept) if v is not None]
+        return statistics.median(vs) if vs else None
+
+    return {
+        "connections": connections,
+        "rps": med(lambda s: s["rps"]),
+        "cpu_us_per_request": cpu_us,
+        "requests_per_cpu_s": 1e6 / cpu_us if cpu_us else None,
+        "p50_ms": med(lambda s: s["latency_ms"]["p50"]),
+        "p99_ms": med(lambda s: s["latency_ms"]["p99"]),
+        "error_ratio": max((s["error_ratio"] for s in kept), default=None),
+        "settled": start["settled"],
+        "kept_from_round": start["kept_from"],
+    }
+
+
+def apply(doc: dict) -> None:
+    """A block-method run's ranking (`doc["ranking"]`) and each start's figures at the fixed count from its
+    kept rounds (`totals.at_fixed`), both from the whole run: the round factors need every target."""
+    doc["ranking"] = rank(doc)
+    closed = (doc["ranking"] or {}).get("steps", {}).get("closed")
+    if not closed:
+        return
+    n = doc["profile"]["fixed_connections"]
+    for rec in doc["results"]:
+        start = next((s for s in closed["starts"].get(rec["target"], []) if s["block"] == rec["repeat"]), None)
+        if start and rec.get("totals"):
+            rec["totals"]["at_fixed"] = start_at_fixed(rec, start, n)
 
 
 def aa_problems(aa: dict | None, limit: float = AA_LIMIT) -> list[str]:

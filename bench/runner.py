@@ -10,11 +10,9 @@ import random
 import re
 import resource
 import signal
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
@@ -528,33 +526,9 @@ def _totals(cfg: Config, rec: dict, idle: int | None, rounds: bool) -> None:
 
 
 def rounds_at_fixed(rec: dict, connections: int) -> dict:
-    """A start's figures at the fixed count from its rounds: its level (the median of the rounds kept by the
-    steady-state test, ranking.settle) and the medians of the same rounds' other figures."""
-    start = ranking.start_record(rec, "round")
-    steps = ranking.series(rec, "round")
-    kept = [steps[r] for r in start["rounds"][start["kept_from"] or 0 :]] if start["rounds"] else []
-    # an unsettled start keeps the median of all its rounds here (marked), and stays out of the ranking
-    cpu_us = (
-        start["level"]
-        if start["settled"]
-        else statistics.median([v for v in start["values"] if v is not None] or [0]) or None
-    )
-
-    def med(f: Callable[[dict], float | None]) -> float | None:
-        vs = [v for v in map(f, kept) if v is not None]
-        return statistics.median(vs) if vs else None
-
-    return {
-        "connections": connections,
-        "rps": med(lambda s: s["rps"]),
-        "cpu_us_per_request": cpu_us,
-        "requests_per_cpu_s": 1e6 / cpu_us if cpu_us else None,
-        "p50_ms": med(lambda s: s["latency_ms"]["p50"]),
-        "p99_ms": med(lambda s: s["latency_ms"]["p99"]),
-        "error_ratio": max((s["error_ratio"] for s in kept), default=None),
-        "settled": start["settled"],
-        "kept_from_round": start["kept_from"],
-    }
+    """A start's figures at the fixed count from its own rounds, while the run goes on; at its end
+    ranking.apply recomputes them with the whole block's round factors."""
+    return ranking.start_at_fixed(rec, ranking.start_record(rec, "round"), connections)
 
 
 def bench_target(
@@ -760,8 +734,8 @@ def run(cfg: Config) -> Path:
         upstream.stop()
         signal.signal(signal.SIGTERM, old_term)
         place["upstream_pinning"] = upstream.pinning()
+        ranking.apply(doc)
         doc["summary"] = report.summary(doc)
-        doc["ranking"] = ranking.rank(doc)
         finish(doc, started, outdir, report.html, cfg.out / "latest")
     return outdir
 

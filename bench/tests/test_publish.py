@@ -178,3 +178,15 @@ def test_a_resilience_run_is_published_beside_it_dated_by_its_own_commit(tmp_pat
     assert "`python -m bench resilience --profile quick`" in md and "| svc | 503×10 (2 ms)" in md
     kept = json.loads((dest / "resilience.json").read_text())["resilience"][0]
     assert not [k for k in kept if k.startswith("samples")]  # the raw samples stay out of the repository
+
+
+def test_the_readme_needs_a_published_ranking_with_its_aa_control(tmp_path: Path) -> None:
+    latest = tmp_path / "latest"
+    latest.mkdir()
+    assert publish.published_problems(tmp_path) == []  # nothing published yet: nothing to hold
+    (latest / "run.json").write_text(json.dumps({"results": []}))
+    assert "no ranking" in publish.published_problems(tmp_path)[0]
+    (latest / "run.json").write_text(json.dumps({"ranking": {"aa": None, "steps": {}}}))
+    assert "no A/A control" in publish.published_problems(tmp_path)[0]
+    (latest / "run.json").write_text(json.dumps({"ranking": {"aa": {"targets": ["a", "b"]}, "steps": {}}}))
+    assert publish.published_problems(tmp_path) == []
