@@ -157,7 +157,10 @@ def service_rows(doc: dict) -> list[dict]:
         if "cpu_us" in r:
             r["x_best"] = _med(r["cpu_us"]) / best if best and _med(r["cpu_us"]) else None
     if doc.get("ranking"):
-        return sorted(rows, key=lambda r: ((r.get("closed") or {}).get("rank") or 99, _med(r.get("cpu_us")) or 1e18))
+        return sorted(
+            rows,
+            key=lambda r: ((r.get("closed") or {}).get("rank") or 99, (r.get("closed") or {}).get("median") or 1e18),
+        )
     return sorted(rows, key=lambda r: _med(r.get("cpu_us")) or float("inf"))
 
 
@@ -278,7 +281,7 @@ def ranked_glance_markdown(doc: dict) -> str:
     head = (
         f"| rank at {n} | service | framework | CPU µs/request at {n} connections [95 % interval] | × best | × floor "
         f"| rank at {rate} req/s | CPU µs/request at {rate} req/s, ≤ {conns} connections [95 %] "
-        f"| p50 / p99 at {n} (ms) | p50 / p99 at {rate} req/s (ms) | startup image / no AOT (s) | image (MB) "
+        f"| p50 / p99 at {n} (ms) | p50 / p99 at {rate} req/s (ms) | startup (s) | image (MB) "
         f"| working set idle / at {top} (MiB) | errors at {top} | $ per 10⁹ requests | warm-up (s) |\n"
         + "|---" * 16
         + "|\n"
@@ -291,7 +294,7 @@ def ranked_glance_markdown(doc: dict) -> str:
         c, f = r.get("closed"), r.get("rate")
         vs_best = (c or {}).get("vs_best")
         vs_floor = (c or {}).get("vs_floor")
-        startup = " / ".join(_num(_med(r[k]), 2) for k in ("startup_image_s", "startup_no_aot_s"))
+        startup = _b(r["startup_image_s"] if r["target"].endswith("(image)") else r["startup_bare_s"], 2)
         label = r["service"] + ("" if r["target"].endswith("(image)") else " (bare)")
         body.append(
             f"| {_rank(c)} | {label} | {r['framework']} | {_ci(c)} "

@@ -2,7 +2,8 @@
 and "Results at a glance", from the published run (docs/results/latest/run.json; bench/publish.py).
 
     readme_table.py           rewrite both between their markers in README.md
-    readme_table.py --check   exit 1 if README.md differs from what they give (make test)
+    readme_table.py --check   exit 1 if README.md differs from what they give, or if the published run has
+                              no ranking or no A/A control (make test)
 
 Columns: name, port (`make up`'s and compose's), language, framework and Elasticsearch client, folder,
 and a status built from the
@@ -97,7 +98,9 @@ def main(argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return 1
-        return 0
+        problems = publish.published_problems(descriptors.ROOT / publish.PUBLISHED)
+        print("\n".join(problems), file=sys.stderr, end="\n" if problems else "")
+        return 1 if problems else 0
     README.write_text(new, encoding="utf-8")
     return 0
 
