@@ -143,7 +143,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Target]:
+def build_targets(
+    a: argparse.Namespace, upstream_label: str, prof: runner.Profile | None = None
+) -> list[targets.Target]:
+    """The targets the options select; `prof`: the main run's profile (its bare / AOT-variant / A/A
+    choices), None for the resilience run, which has none of them."""
     all_services = services()
     wanted = a.services.split(",") if a.services else [s["name"] for s in all_services]
     unknown = set(wanted) - {s["name"] for s in all_services}
@@ -151,15 +155,14 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
         raise SystemExit(f"unknown services: {', '.join(sorted(unknown))}")
     chosen = [s for s in all_services if s["name"] in wanted]
     out: list[targets.Target] = []
-    prof = runner.PROFILES[a.profile]
-    if not a.no_bare and prof.bare:
+    if not a.no_bare and (prof is None or prof.bare):
         out += [targets.bare(s["name"], [str(x) for x in s["command"]]) for s in chosen]
     if not a.no_images:
         out += [
             targets.image(f"{s['name']} (image)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"])
             for s in chosen
         ]
-        if not a.no_aot_variants and prof.aot_variants:
+        if not a.no_aot_variants and (prof is None or prof.aot_variants):
             out += [
                 targets.image(
                     f"{s['name']} (image, no AOT)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"], aot=False
@@ -167,7 +170,7 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
                 for s in chosen
                 if descriptors.runs_on_jvm(s)
             ]
-    twin = aa_twin(a, chosen, out)
+    twin = aa_twin(a, chosen, prof) if prof else None
     if twin:
         out.insert(next(i for i, t in enumerate(out) if t.name == twin.meta["aa_of"]) + 1, twin)
     out += [targets.image(ref, ref) for ref in a.image]
@@ -181,11 +184,12 @@ def build_targets(a: argparse.Namespace, upstream_label: str) -> list[targets.Ta
     return out
 
 
-def aa_twin(a: argparse.Namespace, chosen: list[dict], out: list[targets.Target]) -> targets.Target | None:
+def aa_twin(a: argparse.Namespace, chosen: list[dict], prof: runner.Profile) -> targets.Target | None:
     """The A/A control's second target: the same image (or bare command) under another name, marked
-    `aa_of` the first. Its service's image if images run, else its bare process; None without a pair."""
-    svc = a.aa if a.aa is not None else runner.PROFILES[a.profile].aa_service
-    if not svc or svc == "none" or not runner.PROFILES[a.profile].blocks and a.aa is None:
+    `aa_of` the first. Its service's image if images run, else its bare process; None without a pair
+    (the profile's pair only in a block-method run; --aa always)."""
+    svc = a.aa if a.aa is not None else prof.aa_service
+    if not svc or svc == "none" or (a.aa is None and not prof.blocks):
         return None
     desc = next((s for s in chosen if s["name"] == svc), None)
     if desc is None:
@@ -195,7 +199,7 @@ def aa_twin(a: argparse.Namespace, chosen: list[dict], out: list[targets.Target]
     if not a.no_images:
         twin = targets.image(f"{svc} (image, A/A twin)", f"localhost/cityref/{svc}:{a.image_tag}", svc)
         of = f"{svc} (image)"
-    elif not a.no_bare and runner.PROFILES[a.profile].bare:
+    elif not a.no_bare and prof.bare:
         twin = targets.bare(svc, [str(x) for x in desc["command"]], label=f"{svc} (A/A twin)")
         of = svc
     else:
@@ -238,7 +242,7 @@ def config(a: argparse.Namespace) -> runner.Config:
     label = "static upstream" if a.upstream == "static" else "Elasticsearch"
     return runner.Config(
         profile=prof,
-        targets=build_targets(a, label),
+        targets=build_targets(a, label, prof),
         upstream=a.upstream,
         es_url=a.es_url,
         mode=a.mode,

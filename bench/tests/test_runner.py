@@ -318,3 +318,25 @@ def test_a_target_that_dies_in_a_round_is_recorded_with_its_evidence(
     assert cli.check_ranking({"ranking": None, "profile": run["profile"], "results": run["recs"]}) == [
         "no ranking (the block method's rounds are missing)"
     ]
+
+
+def test_the_resilience_run_builds_its_targets_without_the_main_runs_choices() -> None:
+    a = cli.resilience_parser().parse_args(["--services", "rust-actix", "--no-images"])
+    a.no_aot_variants, a.image, a.url, a.no_floor, a.no_ceiling = True, [], [], True, True  # as resilience_main
+    names = [t.name for t in cli.build_targets(a, "Elasticsearch")]
+    assert "rust-actix" in names and not any("A/A" in n for n in names)
+
+
+def test_the_publish_profile_ranks_the_images_with_an_aa_twin() -> None:
+    a = cli.parser().parse_args(["--profile", "publish", "--services", "java-helidon,go-kit"])
+    targets = cli.config(a).targets
+    names = [t.name for t in targets]
+    helidon = names.index("java-helidon (image)")
+    assert names[helidon + 1] == "java-helidon (image, A/A twin)" and "go-kit (image)" in names
+    assert not any(t.kind == "bare" for t in targets) and not any("no AOT" in n for n in names)
+    twin = next(t for t in targets if "A/A" in t.name)
+    assert twin.meta["aa_of"] == "java-helidon (image)"
+    smoke = cli.parser().parse_args(
+        ["--profile", "smoke", "--services", "rust-actix", "--aa", "rust-actix", "--no-images"]
+    )
+    assert [t.name for t in cli.config(smoke).targets][:2] == ["rust-actix", "rust-actix (A/A twin)"]
