@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 from .metrics import FIXED_CONNECTIONS, SPREAD_LIMIT, at_fixed, band, overload, ratio, wide
+from .targets import death_words
 
 PALETTE = [
     "#1f77b4",
@@ -820,11 +821,8 @@ def _run_section(doc: dict) -> str:
 
 
 def death_text(death: dict) -> str:
-    """A death's evidence in one line: exit code, the kernel's OOM verdict, where it happened."""
-    oom = death.get("oom_killed")
-    kills = death.get("oom_kills")
-    verdict = "killed for memory" if oom or kills else "not killed for memory" if oom is False or kills == 0 else ""
-    return f"exit {death.get('exit_code')}, {verdict or 'OOM verdict unknown'} ({death.get('source', '?')})"
+    """A death's evidence in one line: exit code, the kernel's OOM verdict, where they were read."""
+    return f"{death_words(death)} ({death.get('source', '?')})"
 
 
 def _failures_section(doc: dict) -> str:

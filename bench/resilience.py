@@ -51,7 +51,7 @@ from conformance.proxy import Proxy
 
 from . import load, placement, runner, warmup
 from .metrics import step_metrics
-from .targets import CgroupMeter, Env, Running, Target
+from .targets import CgroupMeter, Env, Running, Target, death_words
 
 SCHEMA = "cityref-bench-resilience/1"
 TIMEOUT_MS = 2000  # the contract's default ELASTICSEARCH_TIMEOUT_MS, which every target runs with
@@ -924,24 +924,6 @@ def _size(n: int | None) -> str:
     if n is None:
         return "?"
     return f"{n / MiB:.1f} MiB" if n >= MiB else f"{n / 1024:.0f} KiB"
-
-
-def oom_verdict(ev: dict) -> bool | None:
-    """Whether the kernel killed the target for memory, by podman's flag or its cgroup's counter; None
-    when neither was readable."""
-    oom, kills = ev.get("oom_killed"), ev.get("oom_kills")
-    if oom or kills:
-        return True
-    return False if oom is False or kills == 0 else None
-
-
-def death_words(ev: dict | None) -> str:
-    """A death's evidence in words: its exit code and the kernel's verdict ("" for a record without one)."""
-    if not ev:
-        return ""
-    verdict = {True: "killed for memory", False: "not killed for memory", None: "OOM verdict unknown"}
-    code = ev.get("exit_code")
-    return f"exit {'?' if code is None else code}, {verdict[oom_verdict(ev)]}"
 
 
 def words(rec: dict) -> str:

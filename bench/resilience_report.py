@@ -6,6 +6,7 @@ import re
 
 from . import resilience
 from .report import CSS, _run_section, esc, fmt_bytes, fmt_num
+from .targets import death_words, oom_verdict
 
 
 def _ms(v: float | None) -> str:
@@ -165,7 +166,7 @@ def _deaths_html(recs: list[dict]) -> str:
         tail = "\n".join(ev.get("log_tail") or []) or "(empty log)"
         items.append(
             f"<li><b>{esc(r['target'])}</b> died in {esc(d['scenario'])} ({esc(d['phase'])}): "
-            f"{esc(resilience.death_words(ev))} ({esc(_evidence_text(ev))}); the last lines of its log:"
+            f"{esc(death_words(ev))} ({esc(_evidence_text(ev))}); the last lines of its log:"
             f"<pre>{esc(tail)}</pre></li>"
         )
     return "<h2>Deaths</h2><ul>" + "".join(items) + "</ul>" if items else ""
@@ -260,7 +261,7 @@ def _md_held(s: dict) -> str:
 
 def _md_verdict(ev: dict) -> str:
     code = ev.get("exit_code")
-    killed = {True: "yes", False: "no", None: "?"}[resilience.oom_verdict(ev)]
+    killed = {True: "yes", False: "no", None: "?"}[oom_verdict(ev)]
     return f"exit {'?' if code is None else code}, OOM-killed {killed}"
 
 

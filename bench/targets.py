@@ -452,3 +452,21 @@ def external(url: str) -> Target:
         )
 
     return Target(url, "url", True, start)
+
+
+def oom_verdict(ev: dict) -> bool | None:
+    """Whether the kernel killed the target for memory, by podman's flag or its cgroup's counter; None
+    when neither was readable."""
+    oom, kills = ev.get("oom_killed"), ev.get("oom_kills")
+    if oom or kills:
+        return True
+    return False if oom is False or kills == 0 else None
+
+
+def death_words(ev: dict | None) -> str:
+    """A death's evidence in words: its exit code and the kernel's verdict ("" for a record without one)."""
+    if not ev:
+        return ""
+    verdict = {True: "killed for memory", False: "not killed for memory", None: "OOM verdict unknown"}
+    code = ev.get("exit_code")
+    return f"exit {'?' if code is None else code}, {verdict[oom_verdict(ev)]}"
