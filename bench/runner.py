@@ -512,7 +512,7 @@ def _totals(cfg: Config, rec: dict, idle: int | None, rounds: bool) -> None:
     if not measured:
         return
     rec["totals"] = totals(
-        [dict(s, kind="step_round") if s["kind"] == "round" else s for s in measured],
+        measured,  # the rounds count in the whole run; its closed-loop steps are the kind "step" only
         rec["cpu_startup_s"],
         cfg.price_per_vcpu_hour,
         p.fixed_connections,
