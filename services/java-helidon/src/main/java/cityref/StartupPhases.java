@@ -27,9 +27,13 @@ final class StartupPhases {
         }
     }
 
-    /** Records the phase {@code name} as started at {@code start} (a {@link System#nanoTime}) and ended now. */
+    /**
+     * Adds the time from {@code start} (a {@link System#nanoTime}) to now to the phase {@code name}: a
+     * phase may come in parts ({@code server}: built, then listening, with the startup check's result
+     * awaited between them), as in the Kotlin services' StartupPhases.
+     */
     void record(String name, long start) {
-        phases.put(name, (System.nanoTime() - start) / 1_000_000);
+        phases.merge(name, (System.nanoTime() - start) / 1_000_000, Long::sum);
     }
 
     /** The key-value pairs of the log line: each recorded phase, then the whole startup so far. */
