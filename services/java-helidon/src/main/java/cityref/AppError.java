@@ -4,7 +4,7 @@ import io.helidon.http.Status;
 
 /**
  * Every non-2xx answer of the service: its status and its fixed message (the spec's table).
- * Thrown from filters and handlers, rendered by the routing's error handler ({@link Handler}).
+ * Thrown from filters and handlers, rendered by the routing's error handler ({@link Transport}).
  */
 public final class AppError extends RuntimeException {
     @java.io.Serial
@@ -76,7 +76,7 @@ public final class AppError extends RuntimeException {
         return new AppError(Status.INTERNAL_SERVER_ERROR_500, "Internal Server Error: unexpected error.");
     }
 
-    /** The spec's answer to a request the HTTP layer cannot accept (Helidon's own 400s, Handler). */
+    /** The spec's answer to a request the HTTP layer cannot accept (Helidon's own 400s, Transport). */
     public static AppError malformed() {
         return new AppError(Status.BAD_REQUEST_400, "Bad Request: malformed request.");
     }

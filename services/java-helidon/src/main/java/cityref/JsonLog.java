@@ -1,6 +1,11 @@
 package cityref;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -15,11 +20,13 @@ import java.util.logging.Logger;
 /**
  * JSON lines on stdout through java.util.logging (the JDK logging Helidon itself uses):
  * {@code ts} (RFC 3339, UTC, milliseconds), {@code level} (lower case), {@code msg}, then typed
- * fields. Installed by {@code logging.properties} ({@code handlers=cityref.JsonLog}).
+ * fields, written by Jackson's streaming generator (the JSON library the service already uses).
+ * Installed by {@code logging.properties} ({@code handlers=cityref.JsonLog}).
  */
 public final class JsonLog extends Handler {
     private static final DateTimeFormatter TS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX").withZone(ZoneOffset.UTC);
+    private static final JsonFactory JSON = new JsonFactory();
     private static final PrintStream OUT =
             new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
 
@@ -90,31 +97,32 @@ public final class JsonLog extends Handler {
     }
 
     static String format(LogRecord record, String message) {
-        StringBuilder out = new StringBuilder(256);
-        out.append("{\"ts\":\"").append(TS.format(record.getInstant())).append('"');
-        out.append(",\"level\":\"").append(level(record.getLevel())).append('"');
-        out.append(",\"msg\":");
-        quote(out, message == null ? "" : message);
-        Object[] params = record.getParameters();
-        if (params != null && params.length == 1 && params[0] instanceof Fields(Object[] kv)) {
-            for (int i = 0; i + 1 < kv.length; i += 2) {
-                out.append(',');
-                quote(out, String.valueOf(kv[i]));
-                out.append(':');
-                value(out, kv[i + 1]);
+        StringWriter out = new StringWriter(256);
+        try (JsonGenerator json = JSON.createGenerator(out)) {
+            json.writeStartObject();
+            json.writeStringField("ts", TS.format(record.getInstant()));
+            json.writeStringField("level", level(record.getLevel()));
+            json.writeStringField("msg", message == null ? "" : message);
+            Object[] params = record.getParameters();
+            if (params != null && params.length == 1 && params[0] instanceof Fields(Object[] kv)) {
+                for (int i = 0; i + 1 < kv.length; i += 2) {
+                    json.writeFieldName(String.valueOf(kv[i]));
+                    value(json, kv[i + 1]);
+                }
             }
+            String logger = record.getLoggerName();
+            if (logger != null && !logger.startsWith("cityref")) {
+                json.writeStringField("logger", logger);
+            }
+            Throwable thrown = record.getThrown();
+            if (thrown != null) {
+                json.writeStringField("error", describe(thrown));
+            }
+            json.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
         }
-        String logger = record.getLoggerName();
-        if (logger != null && !logger.startsWith("cityref")) {
-            out.append(",\"logger\":");
-            quote(out, logger);
-        }
-        Throwable thrown = record.getThrown();
-        if (thrown != null) {
-            out.append(",\"error\":");
-            quote(out, describe(thrown));
-        }
-        return out.append("}\n").toString();
+        return out.append('\n').toString();
     }
 
     /** An exception and its causes, each text once. */
@@ -149,37 +157,15 @@ public final class JsonLog extends Handler {
         return "debug";
     }
 
-    private static void value(StringBuilder out, Object v) {
+    private static void value(JsonGenerator json, Object v) throws IOException {
         switch (v) {
-            case null -> out.append("null");
-            case Integer i -> out.append(i);
-            case Long l -> out.append(l);
-            case Short s -> out.append(s);
-            case Boolean b -> out.append(b);
-            case Double d when Double.isFinite(d) -> out.append(d);
-            default -> quote(out, v.toString());
+            case null -> json.writeNull();
+            case Integer i -> json.writeNumber(i);
+            case Long l -> json.writeNumber(l);
+            case Short s -> json.writeNumber(s);
+            case Boolean b -> json.writeBoolean(b);
+            case Double d when Double.isFinite(d) -> json.writeNumber(d);
+            default -> json.writeString(v.toString());
         }
-    }
-
-    private static void quote(StringBuilder out, String s) {
-        out.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < ' ' || c == '\u2028' || c == '\u2029') {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
     }
 }

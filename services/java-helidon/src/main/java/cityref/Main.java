@@ -3,10 +3,7 @@ package cityref;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.logging.common.LogConfig;
 import io.helidon.webserver.WebServer;
-import io.helidon.webserver.WebServerConfig;
-import io.helidon.webserver.http1.Http1Config;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -17,14 +14,7 @@ import java.util.logging.Logger;
 /** Configuration, the startup check, the server, signal handling. */
 public final class Main {
     private static final Logger LOG = Logger.getLogger("cityref");
-    /** Helidon's limit for the request line and for the header section alike (the spec's 64 KiB). */
-    private static final int MAX_HEAD = 64 * 1024;
 
-    /** A body no route reads is refused past this (the spec's 2 MiB); Helidon's default is unlimited. */
-    private static final long MAX_BODY = 2L * 1024 * 1024;
-
-    /** SIGTERM/SIGINT: how long requests in flight may take to finish (the spec: exit within 15 s). */
-    private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
     /** Upper bound of the startup round-trip to Elasticsearch. */
     private static final int STARTUP_CHECK_MAX_MS = 10_000;
 
@@ -80,10 +70,10 @@ public final class Main {
         long serverStart = System.nanoTime();
         Telemetry telemetry = new Telemetry();
         DeferredLookup lookup = new DeferredLookup();
-        WebServer server = configure(WebServer.builder(), telemetry)
+        WebServer server = Transport.server(WebServer.builder(), telemetry)
                 .host("0.0.0.0")
                 .port(config.port())
-                .routing(routing -> Handler.routing(routing, new Service(lookup), telemetry))
+                .routing(routing -> Transport.routing(routing, new Service(lookup), telemetry))
                 .build();
         phases.record("server", serverStart);
 
@@ -112,7 +102,7 @@ public final class Main {
         CountDownLatch stopped = new CountDownLatch(1);
         Runnable stop = () -> {
             JsonLog.log(LOG, Level.INFO, "shutting down", "in_flight", telemetry.inFlight());
-            server.stop(); // stops accepting, lets requests in flight finish (up to SHUTDOWN_GRACE)
+            server.stop(); // stops accepting, lets requests in flight finish (up to Transport.SHUTDOWN_GRACE)
             try {
                 backend.close();
             } catch (Exception e) {
@@ -202,32 +192,5 @@ public final class Main {
         } catch (java.io.IOException e) {
             return 1;
         }
-    }
-
-    /**
-     * The server's settings, each differing from Helidon's default for a reason (README.md): the HTTP/1
-     * protocol's limits and validation, the direct handlers, and the shutdown that run() owns.
-     */
-    static WebServerConfig.Builder configure(WebServerConfig.Builder server, Telemetry telemetry) {
-        return server.shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
-                .shutdownGracePeriod(SHUTDOWN_GRACE)
-                // No route reads a body, and Helidon reads and discards one of any size after the answer
-                // (64 MiB took 5 s of a connection): past 2 MiB it answers 413 and closes (the spec's bound).
-                .maxPayloadSize(MAX_BODY)
-                .addProtocol(Http1Config.builder()
-                        // The name of the discovered HTTP/1 protocol, so that this configuration replaces it
-                        // rather than adding a second HTTP/1 connection selector to the listener.
-                        .name("http_1_1")
-                        // Request lines up to 64 KiB reach the routing (default 4096), which answers the
-                        // contract's 414 for targets over 8192 bytes; longer ones get Helidon's own 414.
-                        .maxPrologueLength(MAX_HEAD)
-                        // A header section up to 64 KiB is read (default 16384); Helidon refuses a longer one.
-                        .maxHeadersSize(MAX_HEAD)
-                        // The contract judges paths and queries: an invalid path is a 404, an invalid
-                        // query a 400 naming the parameter (Helidon would answer its own 400 for `%zz`).
-                        .validatePath(false)
-                        .validatePrologue(false)
-                        .build())
-                .directHandlers(Handler.directHandlers(telemetry));
     }
 }

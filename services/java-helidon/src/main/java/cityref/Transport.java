@@ -12,6 +12,7 @@ import io.helidon.http.Method;
 import io.helidon.http.NotFoundException;
 import io.helidon.http.Status;
 import io.helidon.webserver.CloseConnectionException;
+import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.HttpRouting;
@@ -19,20 +20,29 @@ import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.helidon.webserver.http1.Http1Config;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The routing: {@code Connection: close}, telemetry, the request-target guard, the four listed paths,
- * the error contract, and the direct handlers for what Helidon rejects before routing.
+ * The transport: the server's settings, the routing ({@code Connection: close}, telemetry, the
+ * request-target guard, the four listed paths, the error contract), and the direct handlers for what
+ * Helidon rejects before routing.
  */
-public final class Handler {
+public final class Transport {
+    /** Helidon's limit for the request line and for the header section alike (the spec's 64 KiB). */
+    static final int MAX_HEAD = 64 * 1024;
+    /** A body no route reads is refused past this (the spec's 2 MiB); Helidon's default is unlimited. */
+    static final long MAX_BODY = 2L * 1024 * 1024;
+    /** SIGTERM/SIGINT: how long requests in flight may take to finish (the spec: exit within 15 s). */
+    static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
     /** Longest request target (path and query as sent) answered normally. */
     public static final int MAX_REQUEST_TARGET = 8192;
     /** The listed paths; anything else is 404, whatever the method. */
@@ -48,12 +58,12 @@ public final class Handler {
     /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
     private static final byte[] OPENAPI_JSON = resource("/openapi.json");
 
-    private Handler() {}
+    private Transport() {}
 
     /** Registers everything on {@code routing}. */
     public static void routing(HttpRouting.Builder routing, Service service, Telemetry telemetry) {
         byte[] health = json(new Health(Health.StatusEnum.UP));
-        routing.addFilter(Handler::closeWhenAsked)
+        routing.addFilter(Transport::closeWhenAsked)
                 .addFilter(telemetry)
                 .addFilter((chain, req, res) -> {
                     // The request target as sent: 414 before anything else, then exact path matching
@@ -68,7 +78,7 @@ public final class Handler {
                         chain.proceed();
                     }
                 })
-                .error(AppError.class, Handler::sendError)
+                .error(AppError.class, Transport::sendError)
                 .error(NotFoundException.class, (req, res, e) -> sendError(req, res, AppError.noSuchResource()))
                 .error(Exception.class, (req, res, e) -> {
                     LOG.log(Level.SEVERE, "unhandled error", e);
@@ -185,7 +195,7 @@ public final class Handler {
     }
 
     private static byte[] resource(String name) {
-        try (InputStream in = Handler.class.getResourceAsStream(name)) {
+        try (InputStream in = Transport.class.getResourceAsStream(name)) {
             if (in == null) {
                 throw new IllegalStateException("missing resource " + name);
             }
@@ -193,5 +203,32 @@ public final class Handler {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * The server's settings, each differing from Helidon's default for a reason (README.md): the HTTP/1
+     * protocol's limits and validation, the direct handlers, and the shutdown that run() owns.
+     */
+    static WebServerConfig.Builder server(WebServerConfig.Builder server, Telemetry telemetry) {
+        return server.shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
+                .shutdownGracePeriod(SHUTDOWN_GRACE)
+                // No route reads a body, and Helidon reads and discards one of any size after the answer
+                // (64 MiB took 5 s of a connection): past 2 MiB it answers 413 and closes (the spec's bound).
+                .maxPayloadSize(MAX_BODY)
+                .addProtocol(Http1Config.builder()
+                        // The name of the discovered HTTP/1 protocol, so that this configuration replaces it
+                        // rather than adding a second HTTP/1 connection selector to the listener.
+                        .name("http_1_1")
+                        // Request lines up to 64 KiB reach the routing (default 4096), which answers the
+                        // contract's 414 for targets over 8192 bytes; longer ones get Helidon's own 414.
+                        .maxPrologueLength(MAX_HEAD)
+                        // A header section up to 64 KiB is read (default 16384); Helidon refuses a longer one.
+                        .maxHeadersSize(MAX_HEAD)
+                        // The contract judges paths and queries: an invalid path is a 404, an invalid
+                        // query a 400 naming the parameter (Helidon would answer its own 400 for `%zz`).
+                        .validatePath(false)
+                        .validatePrologue(false)
+                        .build())
+                .directHandlers(directHandlers(telemetry));
     }
 }

@@ -21,14 +21,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 @ServerTest
-class HandlerTest {
+class TransportTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final AtomicInteger REGION_LOOKUPS = new AtomicInteger();
 
     private final Http1Client client;
     private final int port;
 
-    HandlerTest(Http1Client client, WebServer server) {
+    TransportTest(Http1Client client, WebServer server) {
         this.client = client;
         this.port = server.port();
     }
@@ -67,7 +67,8 @@ class HandlerTest {
     @SetUpServer
     static void server(WebServerConfig.Builder server) {
         Telemetry telemetry = new Telemetry();
-        Main.configure(server, telemetry).routing(routing -> Handler.routing(routing, new Service(FAKE), telemetry));
+        Transport.server(server, telemetry)
+                .routing(routing -> Transport.routing(routing, new Service(FAKE), telemetry));
     }
 
     private static void assertResponse(Http1ClientResponse response, int status, String body) {
