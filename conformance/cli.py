@@ -20,6 +20,7 @@ import pytest
 from cityref_tools import descriptors, prerequisites, resources
 from conformance import __version__, prog, runtime
 from conformance.cases import load_cases
+from conformance.elastic import elasticsearch_missing
 from conformance.known import KnownFailuresError, load_known
 from conformance.plugin import OUTCOMES, RunnerPlugin
 from conformance.runtime import GROUPS, ROOT, Config
@@ -120,16 +121,6 @@ def missing(args: argparse.Namespace, desc: dict | None) -> Iterator[str | None]
         yield prerequisites.jdk(ROOT / "scripts" / "java-home.sh", jre=args.no_build)
     if not args.base_url:
         yield elasticsearch_missing(args.es_url)
-
-
-def elasticsearch_missing(url: str) -> str | None:
-    """Elasticsearch with the fixture answers at url, for a service the suite starts (prerequisites.check)."""
-    return prerequisites.elasticsearch(
-        url.rstrip("/"),
-        f"start it with `make es` in a checkout, or `{prog('elasticsearch')}`, or load the fixture into yours "
-        f"with `{prog('load-fixture')} --es-url URL`",
-        city_id=1,
-    )
 
 
 def print_summary(plugin: RunnerPlugin, groups: list[str], n_cases: int, elapsed: float, junit: pathlib.Path):

@@ -38,7 +38,8 @@ import time
 import yaml
 
 from cityref_tools import descriptors, prerequisites, processes, readiness, resources
-from conformance import cli, hostile, prog
+from conformance import hostile, prog
+from conformance.elastic import elasticsearch_missing
 from conformance.known import differential_entries
 from conformance.rawhttp import CRLF, HttpError, decode_chunked, parse_head
 from conformance.service import SPEC_ENV
@@ -818,7 +819,7 @@ def main(argv=None) -> int:
         def missing():
             if jvm:
                 yield prerequisites.jdk(resources.ROOT / "scripts" / "java-home.sh", jre=True)
-            yield cli.elasticsearch_missing(args.es_url)
+            yield elasticsearch_missing(args.es_url)
 
         rc = prerequisites.check(missing())
         if rc:

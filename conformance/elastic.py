@@ -5,6 +5,9 @@ load-fixture   creates the cityref indices (spec/elasticsearch/) in any Elastics
 elasticsearch  starts a single-node Elasticsearch container (podman or docker, host network, security
                off, 512 MB heap), waits for green, loads the fixture and prints its URL on stdout;
                --stop removes the container again.
+
+``elasticsearch_missing`` is the check, before a run starts a service, that an Elasticsearch with the
+fixture answers (the runner's and the differential group's; its fix names the two subcommands).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import socket
 import subprocess
 import sys
 
-from cityref_tools import elasticsearch, esdata
+from cityref_tools import elasticsearch, esdata, prerequisites
 from conformance import prog
 
 DEFAULT_ES_URL = "http://127.0.0.1:9250"
@@ -35,6 +38,16 @@ def say(text: str) -> None:
 
 def default_es_url() -> str:
     return os.environ.get("CITYREF_ES_URL", DEFAULT_ES_URL)
+
+
+def elasticsearch_missing(url: str) -> str | None:
+    """Elasticsearch with the fixture answers at url, for a service the suite starts (prerequisites.check)."""
+    return prerequisites.elasticsearch(
+        url.rstrip("/"),
+        f"start it with `make es` in a checkout, or `{prog('elasticsearch')}`, or load the fixture into yours "
+        f"with `{prog('load-fixture')} --es-url URL`",
+        city_id=1,
+    )
 
 
 # ---------------------------------------------------------------- load-fixture
