@@ -24,7 +24,8 @@ from pathlib import Path
 
 from cityref_tools import descriptors, prerequisites
 
-from . import compare, publish, ranking, report, resilience, resilience_report, runner, targets
+from . import compare, publish, ranking, report, resilience, runner, targets
+from .resilience import report as resilience_report
 from .targets import Limits
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,8 +25,9 @@ import yaml
 
 from cityref_tools import descriptors
 
-from . import ranking, report, resilience_report
+from . import ranking, report
 from .metrics import at_fixed, band, wide
+from .resilience import report as resilience_report
 
 STUDY = Path(__file__).with_name("study2020.yaml")
 OVERLOAD = ("memory_working_set_bytes", "memory_per_connection_bytes", "error_ratio", "oom_kills", "memory_peak_bytes")

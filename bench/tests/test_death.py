@@ -14,8 +14,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from bench import load, targets
 from bench import resilience as R
-from bench import resilience_report, targets
+from bench.resilience import phases
+from bench.resilience import report as resilience_report
+from bench.resilience.scenario import evidence
+from bench.resilience.soak import soak
 from bench.targets import CgroupMeter, Env, Limits, Running, Target
 from cityref_tools import cgroup
 from cityref_tools.processes import free_port
@@ -287,13 +291,13 @@ def test_each_death_in_the_resilience_run_keeps_its_evidence_read_before_the_sto
     def gone(*args, **kwargs):
         raise RuntimeError("wrk: connection refused")
 
-    monkeypatch.setattr(R, "warm_until_stable", gone)
-    monkeypatch.setattr(R, "warm", gone)
-    monkeypatch.setattr(R, "Proxy", FakeProxy)
+    monkeypatch.setattr(phases, "warm_until_stable", gone)
+    monkeypatch.setattr(phases, "warm", gone)
+    monkeypatch.setattr(phases, "Proxy", FakeProxy)
     cfg = R.Config(R.PROFILES["smoke"], [])
     env = Env("http://127.0.0.1:1", Limits(), None, tmp_path)
     target = Target("svc", "bare", False, start)
-    rec = R.run_target(cfg, target, env, None, tmp_path, SimpleNamespace(show=lambda *a: None))
+    rec = phases.run_target(cfg, target, env, None, tmp_path, SimpleNamespace(show=lambda *a: None))
     assert rec["status"] == "ok" and len(starts) == len(stops) == 2
     assert [(d["scenario"], d["evidence"]) for d in rec["died"]] == [("warmup", EVIDENCE), ("warmup (proxy)", EVIDENCE)]
     assert rec["words"].startswith("DIES in warmup (straight to Elasticsearch), exit 137, killed for memory: wrk:")
@@ -309,19 +313,19 @@ def test_a_soak_that_ends_in_a_death_keeps_the_evidence(monkeypatch: pytest.Monk
             raise RuntimeError("wrk: connection refused")
         return {"duration_s": 1.0, "successes": 10, "status_errors": 0, "socket_errors": 0, "latency_ms": {"p99": 1}}
 
-    monkeypatch.setattr(R.load, "run_wrk", run_wrk)
+    monkeypatch.setattr(load, "run_wrk", run_wrk)
     sampler = SimpleNamespace(one=lambda: {"alive": state["alive"]}, window=lambda t0, t1: [])
     running = SimpleNamespace(alive=lambda: state["alive"], evidence=lambda: EVIDENCE)
     cfg = SimpleNamespace(profile=R.PROFILES["smoke"], timeout_s=5)
     ctx = SimpleNamespace(cfg=cfg, url="http://127.0.0.1:1/", load_cpus=None, show=lambda m: None)
-    out = R.soak(SimpleNamespace(**vars(ctx), sampler=sampler, running=running))
+    out = soak(SimpleNamespace(**vars(ctx), sampler=sampler, running=running))
     assert out["alive"] is False and len(out["slices"]) == 1 and out["evidence"] == EVIDENCE
 
 
 def test_the_evidence_waits_for_the_exit_to_be_recorded() -> None:
     answers = iter([True, True, False])
     running = SimpleNamespace(alive=lambda: next(answers), evidence=lambda: EVIDENCE)
-    assert R.evidence(running) == EVIDENCE
+    assert evidence(running) == EVIDENCE
 
 
 def test_the_report_shows_exit_code_verdict_and_log_lines() -> None:

@@ -10,25 +10,29 @@ import time
 import pytest
 
 from bench import resilience as R
-from bench import resilience_report
+from bench.resilience import clients, faults, warm
+from bench.resilience import report as resilience_report
+from bench.resilience.config import Profile
+from bench.resilience.faults import Row
+from bench.resilience.scenario import Ctx
 
 
-def rows(*spec: tuple[float, float, int]) -> list[R.Row]:
+def rows(*spec: tuple[float, float, int]) -> list[Row]:
     return [
-        R.Row(sent, done, code, "" if code else 'Get "http://x": dial tcp 127.0.0.1:1: connect: connection refused')
+        Row(sent, done, code, "" if code else 'Get "http://x": dial tcp 127.0.0.1:1: connect: connection refused')
         for sent, done, code in spec
     ]
 
 
 def test_parse_rows_reads_vegeta_csv():
     text = '1000000000,200,5000000,0,89,,,,0,GET,http://x,\n2000000000,0,1000000,0,0,"dial tcp: refused",,,1,GET,u,\n'
-    a, b = R.parse_rows(text)
+    a, b = faults.parse_rows(text)
     assert (a.sent, a.code) == (1.0, 200) and a.done == pytest.approx(1.005)
     assert (b.code, b.error) == (0, "dial tcp: refused")
 
 
 def test_answers_counts_statuses_and_socket_errors_apart():
-    a = R.answers(rows((0, 0.010, 503), (0, 0.020, 503), (0, 0.001, 0)))
+    a = faults.answers(rows((0, 0.010, 503), (0, 0.020, 503), (0, 0.001, 0)))
     assert a["by_status"] == {"503": 2}
     assert a["socket_errors"] == 1 and a["socket_errors_detail"] == {"connect: connection refused": 1}
     assert a["p99_ms"] == pytest.approx(20) and a["requests"] == 3
@@ -37,15 +41,15 @@ def test_answers_counts_statuses_and_socket_errors_apart():
 def test_recovery_is_when_answers_stay_200():
     # the upstream returns at t=10; 503s complete until 10.45, then only 200s (100 per 0.1 s bin)
     rs = rows(*[(9.9, 10.0 + i / 10, 503) for i in range(5)], *[(10.5, 10.5 + i / 1000, 200) for i in range(1000)])
-    assert R.recovery_s(rs, 10.0) == pytest.approx(0.5)
+    assert faults.recovery_s(rs, 10.0) == pytest.approx(0.5)
     # more time observed afterwards does not shorten it
     longer = rs + rows(*[(11.5, 11.5 + i / 1000, 200) for i in range(5000)])
-    assert R.recovery_s(longer, 10.0) == pytest.approx(0.5)
+    assert faults.recovery_s(longer, 10.0) == pytest.approx(0.5)
     # one 503 among a bin's 100 200s is within the 1 %
-    assert R.recovery_s(rs + rows((11, 11.05, 503)), 10.0) == pytest.approx(0.5)
+    assert faults.recovery_s(rs + rows((11, 11.05, 503)), 10.0) == pytest.approx(0.5)
     # at once: 0; never recovered (the last bin is bad): None
-    assert R.recovery_s(rows((10, 10.01, 200)), 10.0) == 0.0
-    assert R.recovery_s(rows((10, 10.1, 503), (10, 10.2, 503)), 10.0) is None
+    assert faults.recovery_s(rows((10, 10.01, 200)), 10.0) == 0.0
+    assert faults.recovery_s(rows((10, 10.1, 503), (10, 10.2, 503)), 10.0) is None
 
 
 def test_fault_figures_windows_by_send_time():
@@ -66,7 +70,7 @@ def test_fault_figures_windows_by_send_time():
         def window(self, a, b):
             return []
 
-    f = R.fault_figures(rs, marks, NoSamples(), 0, 4)
+    f = faults.fault_figures(rs, marks, NoSamples(), 0, 4)
     # sent while the fault was being set up or taken down: in neither window
     assert f["before"]["by_status"] == {"200": 1}
     assert f["in_flight"]["by_status"] == {"503": 1}
@@ -129,7 +133,7 @@ def test_slow_clients_measures_how_long_the_server_holds_them():
 
     s = Server(cut_after)
     try:
-        out = R.slow_clients(s.port, "/x", 7, 0.2, 3, threading.Event())
+        out = clients.slow_clients(s.port, "/x", 7, 0.2, 3, threading.Event())
     finally:
         s.close()
     assert out["closed_by_server"] == 7 and out["still_open_at_end"] == 0
@@ -150,7 +154,7 @@ def test_slow_clients_after_a_first_request():
 
     s = Server(answer_then_cut)
     try:
-        out = R.slow_clients(s.port, "/x", 6, 0.1, 1.5, threading.Event())
+        out = clients.slow_clients(s.port, "/x", 6, 0.1, 1.5, threading.Event())
     finally:
         s.close()
     after = out["by_mode"]["after a request"]
@@ -166,7 +170,7 @@ def test_slow_clients_held_past_the_watch():
 
     s = Server(keep)
     try:
-        out = R.slow_clients(s.port, "/x", 3, 0.2, 0.8, threading.Event())
+        out = clients.slow_clients(s.port, "/x", 3, 0.2, 0.8, threading.Event())
     finally:
         s.close()
     assert out["still_open_at_end"] == 3 and out["held_s_median"] is None
@@ -194,7 +198,7 @@ def test_hostile_sender_cut_read_all_and_stalled():
     ):
         s = Server(handle)
         try:
-            h = R.hostile(s.port, kind, 16 * 2**20, 0.5)
+            h = clients.hostile(s.port, kind, 16 * 2**20, 0.5)
         finally:
             s.close()
         assert h["outcome"] == outcome, (kind, h)
@@ -255,7 +259,7 @@ def result(**over) -> dict:
             "hostile": {
                 "senders": [
                     {"kind": k, "outcome": "cut", "bytes_sent": 70000, "status": "431", "size": 64 * 2**20}
-                    for k in R.HOSTILE
+                    for k in clients.HOSTILE
                 ],
                 "resources_max": {},
             },
@@ -354,11 +358,11 @@ def warm_ctx(monkeypatch: pytest.MonkeyPatch, cpu_us: list[float], cap_s: float 
         cpu["i"] += 1
         return {"duration_s": 1.0, "successes": 100, "status_errors": 0, "socket_errors": 0}
 
-    monkeypatch.setattr(R.load, "run_wrk", run_wrk)
-    profile = R.Profile("t", 2, 8, [8], 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, warm_cap_s=cap_s, warm_window_s=1.0)
+    monkeypatch.setattr(warm.load, "run_wrk", run_wrk)
+    profile = Profile("t", 2, 8, [8], 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, warm_cap_s=cap_s, warm_window_s=1.0)
     running = SimpleNamespace(meter=CgroupMeter(Group()), url="http://127.0.0.1:1", path="/x?id=%d")
     cfg = SimpleNamespace(profile=profile, timeout_s=5, city_id=3)
-    ctx = R.Ctx(cfg, running, None, None, None, lambda _msg: None)
+    ctx = Ctx(cfg, running, None, None, None, lambda _msg: None)
     return ctx, calls
 
 
@@ -366,7 +370,7 @@ def test_the_warm_up_runs_until_the_cpu_per_request_settles(monkeypatch: pytest.
     """A JIT's warm-up: dear windows first, then a level; the warm-up ends once 3 windows agree with
     the 3 before them, not after a fixed time."""
     ctx, calls = warm_ctx(monkeypatch, [900, 600, 400, 300, 200, 200, 200, 200, 200, 200])
-    out = R.warm_until_stable(ctx)
+    out = warm.warm_until_stable(ctx)
     assert out["converged"] and out["mode"] == "stable"
     assert out["windows"] == 9 and len(calls) == 9 and calls[0] == (8, 1.0)
     assert out["window_cpu_us_per_request"][-1] == pytest.approx(200.0)
@@ -375,21 +379,21 @@ def test_the_warm_up_runs_until_the_cpu_per_request_settles(monkeypatch: pytest.
 
 def test_the_warm_up_stops_at_its_cap_unsettled(monkeypatch: pytest.MonkeyPatch) -> None:
     ctx, calls = warm_ctx(monkeypatch, [900 - 50 * i for i in range(20)], cap_s=10.0)
-    out = R.warm_until_stable(ctx)
+    out = warm.warm_until_stable(ctx)
     assert not out["converged"] and out["capped"] and len(calls) == 10
 
 
 def test_a_third_of_the_warm_up_is_still_fixed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before the phase through the proxy: warm_s / 3 of load, no windows."""
     ctx, calls = warm_ctx(monkeypatch, [200])
-    monkeypatch.setattr(R, "wrk_figures", lambda m: {"successes": m["successes"]})
-    assert R.warm(ctx, 1 / 3) == {"successes": 100}
+    monkeypatch.setattr(warm, "wrk_figures", lambda m: {"successes": m["successes"]})
+    assert warm.warm(ctx, 1 / 3) == {"successes": 100}
     assert calls == [(8, 1.0)]
 
 
 def test_without_a_cap_the_first_warm_up_is_fixed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The smoke profile (warm_cap_s 0): warm_s of load, no windows."""
     ctx, calls = warm_ctx(monkeypatch, [200], cap_s=0.0)
-    monkeypatch.setattr(R, "wrk_figures", lambda m: {"successes": m["successes"]})
-    assert R.warm_until_stable(ctx) == {"successes": 100}
+    monkeypatch.setattr(warm, "wrk_figures", lambda m: {"successes": m["successes"]})
+    assert warm.warm_until_stable(ctx) == {"successes": 100}
     assert calls == [(8, 2.0)]

@@ -1,12 +1,13 @@
-"""The resilience run's HTML report and text summary, from its run.json alone (like report.py)."""
+"""The resilience run's HTML report, text summary and Markdown tables, from its run.json alone (like
+bench/report.py); the plain words are findings.py's, which the run keeps in each record too."""
 
 from __future__ import annotations
 
 import re
 
-from . import resilience
-from .report import CSS, _run_section, esc, fmt_bytes, fmt_num
-from .targets import death_words, oom_verdict
+from ..report import CSS, _run_section, esc, fmt_bytes, fmt_num
+from ..targets import death_words, oom_verdict
+from . import findings
 
 
 def _ms(v: float | None) -> str:
@@ -177,7 +178,7 @@ def html(doc: dict) -> str:
     p = doc["profile"]
     failed = [r for r in doc["resilience"] if r["status"] != "ok"]
     # recomputed from the figures, so that a run file gets the current wording
-    words = "".join(f"<li><b>{esc(r['target'])}</b>: {esc(resilience.words(r))}</li>" for r in recs)
+    words = "".join(f"<li><b>{esc(r['target'])}</b>: {esc(findings.words(r))}</li>" for r in recs)
     return "".join(
         [
             f"<!doctype html><html><head><meta charset=utf-8><title>cityref resilience {esc(doc['run_id'])}</title>"
@@ -226,7 +227,7 @@ def text(doc: dict) -> str:
     lines = []
     for r in doc["resilience"]:
         ok = r["status"] == "ok"
-        lines.append(f"{r['target']}: " + (resilience.words(r) if ok else f"{r['status']} — {r['reason']}"))
+        lines.append(f"{r['target']}: " + (findings.words(r) if ok else f"{r['status']} — {r['reason']}"))
     return "\n".join(lines)
 
 
