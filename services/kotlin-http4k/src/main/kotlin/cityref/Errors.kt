@@ -7,7 +7,7 @@ import org.http4k.core.Status
 
 /**
  * Every non-2xx answer of the service: its status and its fixed message (the spec's table).
- * Thrown anywhere below the transport's [CatchAppErrors] filter and rendered there (Handler.kt).
+ * Thrown anywhere below the transport's [CatchAppErrors] filter and rendered there (Transport.kt).
  */
 sealed class AppError(
     val status: Status,

@@ -7,7 +7,7 @@ import io.ktor.http.HttpStatusCode
 
 /**
  * Every non-2xx answer of the service: its status and its fixed message (the spec's table).
- * Thrown anywhere in a call and rendered by the StatusPages plugin (installed in [cityref], Handler.kt).
+ * Thrown anywhere in a call and rendered by the StatusPages plugin (installed in [cityref], Transport.kt).
  */
 sealed class AppError(
     val status: HttpStatusCode,

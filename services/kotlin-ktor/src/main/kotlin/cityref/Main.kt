@@ -82,7 +82,7 @@ private fun run(phases: StartupPhases) {
             maxHeaderSize = MAX_HEADER_SIZE
             configureBootstrap = { handler(ListenerCapture(listeners)) }
             // The contract's JSON for requests Netty's decoder cannot read, right after Ktor's
-            // `codec` handler (CodecErrors, Handler.kt).
+            // `codec` handler (CodecErrors, Transport.kt).
             channelPipelineConfig = { addAfter("codec", "codec-errors", CodecErrors(metrics)) }
             // Calls run on the worker event loop that read them, not on a separate call group: one
             // thread hop less per request (Ktor's `shareWorkGroup`; README.md, profile).
