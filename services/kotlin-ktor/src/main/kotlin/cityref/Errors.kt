@@ -33,16 +33,9 @@ sealed class AppError(
         private fun readResolve(): Any = UriTooLong
     }
 
-    /** A request Netty's decoder could not read (NettyCodecErrors, Main.kt). */
+    /** A request Ktor itself refuses (a second Host field, a query it cannot decode): the spec's *framework* row. */
     object Malformed : AppError(HttpStatusCode.BadRequest, "Bad Request: malformed request.") {
         private fun readResolve(): Any = Malformed
-    }
-
-    object HeaderFieldsTooLarge : AppError(
-        HttpStatusCode(431, "Request Header Fields Too Large"),
-        "Request Header Fields Too Large: header section exceeds 65536 bytes.",
-    ) {
-        private fun readResolve(): Any = HeaderFieldsTooLarge
     }
 
     class CityMalformed(

@@ -1,5 +1,6 @@
 package cityref
 
+import io.ktor.http.HttpStatusCode
 import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.createApplicationPlugin
 import io.ktor.server.application.hooks.ResponseBodyReadyForSend
@@ -77,7 +78,7 @@ class RequestTelemetryConfig {
     /** The call's `http_route` label, the transport's word: the listed path it matched, or `""`. */
     var routeOf: (ApplicationCall) -> String = { "" }
 
-    /** Requests received and not yet answered (graceful shutdown waits for 0). */
+    /** Requests received and not yet answered (the shutdown line logs it). */
     var inFlight =
         java.util.concurrent.atomic
             .AtomicInteger()
@@ -102,7 +103,8 @@ val RequestTelemetry =
             // second response, inside the first one's send.
             if (call.attributes.contains(RECORDED)) return@on
             call.attributes.put(RECORDED, Unit)
-            val status = content.status?.value ?: call.response.status()?.value ?: 0
+            // Neither set: Ktor sends 200 (BaseApplicationResponse.respondOutgoingContent).
+            val status = content.status?.value ?: call.response.status()?.value ?: HttpStatusCode.OK.value
             metrics.record(call.request.local.method.value, routeOf(call), status, call.elapsedNanos())
         }
         on(ResponseSent) { call ->
@@ -114,7 +116,7 @@ val RequestTelemetry =
     }
 
 /** The request's log line (the target may be cut to its first 8192 bytes, as the spec allows). */
-fun logRequest(
+private fun logRequest(
     method: String,
     target: String,
     status: Int,

@@ -5,41 +5,27 @@ import cityref.generated.models.Health
 import io.ktor.http.ContentType
 import io.ktor.http.HttpHeaders
 import io.ktor.http.HttpStatusCode
-import io.ktor.http.content.OutgoingContent
 import io.ktor.server.application.Application
 import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.ApplicationCallPipeline
 import io.ktor.server.application.call
 import io.ktor.server.application.install
+import io.ktor.server.engine.connector
+import io.ktor.server.engine.embeddedServer
+import io.ktor.server.netty.Netty
 import io.ktor.server.plugins.BadRequestException
 import io.ktor.server.plugins.autohead.AutoHeadResponse
 import io.ktor.server.plugins.statuspages.StatusPages
 import io.ktor.server.request.uri
 import io.ktor.server.response.header
-import io.ktor.server.response.respond
+import io.ktor.server.response.respondBytes
+import io.ktor.server.routing.Route
 import io.ktor.server.routing.RouteSelector
 import io.ktor.server.routing.RouteSelectorEvaluation
+import io.ktor.server.routing.RoutingContext
 import io.ktor.server.routing.RoutingResolveContext
 import io.ktor.server.routing.get
 import io.ktor.server.routing.routing
-import io.netty.buffer.Unpooled
-import io.netty.channel.ChannelDuplexHandler
-import io.netty.channel.ChannelFutureListener
-import io.netty.channel.ChannelHandlerContext
-import io.netty.channel.ChannelPromise
-import io.netty.handler.codec.http.DefaultFullHttpResponse
-import io.netty.handler.codec.http.FullHttpResponse
-import io.netty.handler.codec.http.HttpObject
-import io.netty.handler.codec.http.HttpRequest
-import io.netty.handler.codec.http.HttpResponse
-import io.netty.handler.codec.http.HttpResponseStatus
-import io.netty.handler.codec.http.HttpStatusClass
-import io.netty.handler.codec.http.HttpUtil
-import io.netty.handler.codec.http.HttpVersion
-import io.netty.handler.codec.http.LastHttpContent
-import io.netty.handler.codec.http.TooLongHttpHeaderException
-import io.netty.handler.codec.http.TooLongHttpLineException
-import io.netty.util.ReferenceCountUtil
 import kotlinx.serialization.KSerializer
 import kotlinx.serialization.json.Json
 import org.slf4j.LoggerFactory
@@ -58,6 +44,13 @@ private val OPENAPI_JSON: ByteArray = object {}.javaClass.getResourceAsStream("/
 
 private val log = LoggerFactory.getLogger("cityref.handler")
 
+/**
+ * Netty's decoder limits (defaults 4096 and 8192): a request line and a header section of up to
+ * 64 KiB each are read, so that targets up to that length reach the application's JSON 414.
+ */
+private const val MAX_INITIAL_LINE = 65536
+private const val MAX_HEADER_SIZE = 65536
+
 /** Longest request target (path and query as sent) answered normally. */
 const val MAX_REQUEST_TARGET = 8192
 
@@ -70,28 +63,34 @@ val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
 /** The `http_route` label: the listed path the call matched, `""` for anything else (and a 414). */
 private fun ApplicationCall.route(): String = rawPath.takeIf { it in LISTED_PATHS && request.uri.length <= MAX_REQUEST_TARGET } ?: ""
 
+/**
+ * The server: Ktor's Netty engine on `0.0.0.0:PORT`, with Netty's decoder limits and the engine
+ * settings below (README.md lists each with its reason), running [module]. Its stop is Ktor's, with
+ * Ktor's default grace period and timeout (1 s, 5 s): it closes the listening channels, then shuts the
+ * event loops down, which closes the open connections at once, calls in flight included
+ * (docs/upstream/ktor-netty-stop-aborts-calls.md).
+ */
+fun cityrefServer(
+    port: Int,
+    module: Application.() -> Unit,
+) = embeddedServer(Netty, configure = {
+    connector {
+        host = "0.0.0.0"
+        this.port = port
+    }
+    maxInitialLineLength = MAX_INITIAL_LINE
+    maxHeaderSize = MAX_HEADER_SIZE
+    // Calls run on the worker event loop that read them, not on a separate call group: one
+    // thread hop less per request (Ktor's `shareWorkGroup`; README.md, profile).
+    shareWorkGroup = true
+}, module = module)
+
 /** The application: telemetry, the error contract, the target limit and the four listed paths. */
 fun Application.cityref(
     service: CityService,
     metrics: Metrics,
     inFlight: AtomicInteger = AtomicInteger(),
 ) {
-    val pages: Map<String, suspend (ApplicationCall) -> Unit> =
-        mapOf(
-            "/city/v1/get" to { call ->
-                val query = parseCityQuery(call.request.uri.substringAfter('?', ""))
-                call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(City.serializer(), service.getCity(query)))
-            },
-            "/health" to { call ->
-                call.respondBody(HttpStatusCode.OK, JSON_TYPE, encode(Health.serializer(), Health(Health.Status.UP)))
-            },
-            "/api-docs" to { call -> call.respondBody(HttpStatusCode.OK, JSON_TYPE, OPENAPI_JSON) },
-            "/metrics" to { call ->
-                call.respondBody(HttpStatusCode.OK, METRICS_TYPE, metrics.scrape().toByteArray(Charsets.UTF_8))
-            },
-        )
-    check(pages.keys == LISTED_PATHS)
-
     install(RequestTelemetry) {
         this.metrics = metrics
         this.inFlight = inFlight
@@ -103,16 +102,12 @@ fun Application.cityref(
         exception<AppError> { call, error -> call.respondError(error) }
         // Ktor's router decodes before any handler runs: the path's segments while it matches
         // (RoutingResolveContext: `/%zz` fails) and, once a route matched, the whole query
-        // (RoutingCall's parameters, Netty's QueryStringDecoder: `?x=%zz` fails). The contract never
-        // decodes the path for matching and judges each query parameter on its own: such a request
-        // gets what its route answers (only GET and HEAD get this far on a listed path: the router
-        // answers other methods 405 before it decodes the query).
+        // (RoutingCall's constructor reads the call's parameters: `?x=%zz` fails, whichever
+        // parameter it is in). A path Ktor cannot decode is not a listed path: 404. A query it
+        // cannot decode is Ktor's own refusal, answered as the contract's JSON for a request the
+        // framework refuses (docs/upstream/ktor-query-decoded-eagerly.md).
         exception<BadRequestException> { call, _ ->
-            try {
-                pages[call.rawPath]?.invoke(call) ?: throw AppError.NoSuchResource
-            } catch (error: AppError) {
-                call.respondError(error)
-            }
+            call.respondError(if (call.rawPath in LISTED_PATHS) AppError.Malformed else AppError.NoSuchResource)
         }
         exception<Throwable> { call, error ->
             log.error("unhandled error", error)
@@ -132,11 +127,25 @@ fun Application.cityref(
             finish()
         }
     }
+    val health = encode(Health.serializer(), Health(Health.Status.UP))
     routing {
-        for ((path, page) in pages) {
-            createChild(ExactPath(path)).get { page(call) }
+        exactGet("/city/v1/get") {
+            val city = service.getCity(parseCityQuery(call.request.uri.substringAfter('?', "")))
+            call.respondBytes(encode(City.serializer(), city), JSON_TYPE)
         }
+        exactGet("/health") { call.respondBytes(health, JSON_TYPE) }
+        exactGet("/api-docs") { call.respondBytes(OPENAPI_JSON, JSON_TYPE) }
+        exactGet("/metrics") { call.respondBytes(metrics.scrape().toByteArray(Charsets.UTF_8), METRICS_TYPE) }
     }
+}
+
+/** GET (and, through AutoHeadResponse, HEAD) on [path] exactly as sent. */
+private fun Route.exactGet(
+    path: String,
+    body: suspend RoutingContext.() -> Unit,
+) {
+    check(path in LISTED_PATHS)
+    createChild(ExactPath(path)).get(body)
 }
 
 /**
@@ -166,133 +175,5 @@ private fun <T> encode(
 
 suspend fun ApplicationCall.respondError(error: AppError) {
     if (error is AppError.MethodNotAllowed) response.header(HttpHeaders.Allow, "GET, HEAD")
-    respondBody(error.status, JSON_TYPE, encode(ErrorBody.serializer(), ErrorBody(error.message)))
-}
-
-/** The body as bytes with exactly [type] (Ktor's text responses would add `; charset=UTF-8`). */
-suspend fun ApplicationCall.respondBody(
-    status: HttpStatusCode,
-    type: ContentType,
-    bytes: ByteArray,
-) = respond(
-    object : OutgoingContent.ByteArrayContent() {
-        override val status = status
-        override val contentType = type
-        override val contentLength = bytes.size.toLong()
-
-        override fun bytes() = bytes
-    },
-)
-
-/**
- * Ktor's `channelPipelineConfig` handler right after Netty's HTTP codec (Ktor's `codec` handler): it
- * sees decoded requests, never bytes, and answers the ones Ktor would answer wrongly, with the
- * contract's JSON, logged and counted; then the connection closes once the answers to the requests
- * before it are written, and nothing after it is read.
- *
- * * A request Netty's decoder could not read (`decoderResult().isFailure`; Netty reads nothing after
- *   it): 414 for a request line over Netty's `maxInitialLineLength`, 431 for a header section over
- *   `maxHeaderSize`, 400 otherwise. Left alone, Ktor answers it with a plain-text 400 that echoes
- *   Netty's message and says `Connection: close`, but keeps a keep-alive connection open (its
- *   response pipeline closes only when the request was not keep-alive).
- * * A version other than HTTP/1.0 and HTTP/1.1 (400): Netty reads any `HTTP/x.y`, and Ktor answers
- *   in the request's version (`HTTP/2.0 200 OK`), which no HTTP/1 client can frame.
- * * A GET with `Sec-WebSocket-Key1` and `Sec-WebSocket-Key2` and no `Content-Length` or chunked
- *   body (400): Netty reads the 8 bytes after its head as a hixie-76 body, which are the start of
- *   the next request (docs/upstream/netty-hixie76-body.md).
- *
- * After a request that does not keep the connection alive (`Connection: close`, HTTP/1.0 without
- * keep-alive) nothing more is read either: Ktor closes after its answer, but it has already
- * answered the requests pipelined behind it by then.
- */
-class CodecErrors(
-    private val metrics: Metrics,
-) : ChannelDuplexHandler() {
-    /** Requests handed on to Ktor and not answered yet. */
-    private var unanswered = 0
-
-    /** The last request handed on asked to close the connection after its answer. */
-    private var lastRequest = false
-
-    /** Nothing more is read: the connection closes once [unanswered] is 0. */
-    private var stopped = false
-
-    /** The refusal's answer, held until the answers before it are written. */
-    private var refusal: FullHttpResponse? = null
-
-    override fun channelRead(
-        ctx: ChannelHandlerContext,
-        msg: Any,
-    ) {
-        if (stopped) {
-            ReferenceCountUtil.release(msg)
-            return
-        }
-        val failure = (msg as? HttpObject)?.decoderResult()?.cause()
-        if (msg is HttpRequest && (failure != null || unanswerable(msg))) {
-            val error =
-                when (failure) {
-                    is TooLongHttpLineException -> AppError.UriTooLong
-                    is TooLongHttpHeaderException -> AppError.HeaderFieldsTooLarge
-                    else -> AppError.Malformed
-                }
-            metrics.record(msg.method().name(), "", error.status.value, 0)
-            logRequest(msg.method().name(), msg.uri(), error.status.value, 0)
-            refusal = errorResponse(error)
-        } else if (failure == null) {
-            if (msg is HttpRequest) {
-                unanswered++
-                lastRequest = !HttpUtil.isKeepAlive(msg)
-            }
-            val ends = msg is LastHttpContent
-            ctx.fireChannelRead(msg)
-            if (ends && lastRequest) stopped = true
-            return
-        }
-        // A refused request, or a body Netty could not read (its request is answered first).
-        ReferenceCountUtil.release(msg)
-        stopped = true
-        if (unanswered == 0) close(ctx)
-    }
-
-    override fun write(
-        ctx: ChannelHandlerContext,
-        msg: Any,
-        promise: ChannelPromise,
-    ) {
-        ctx.write(msg, promise)
-        val informational = msg is HttpResponse && msg.status().codeClass() == HttpStatusClass.INFORMATIONAL
-        if (msg is LastHttpContent && !informational && --unanswered == 0 && stopped) close(ctx)
-    }
-
-    private fun close(ctx: ChannelHandlerContext) {
-        val answer = refusal ?: Unpooled.EMPTY_BUFFER
-        refusal = null
-        ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE)
-    }
-
-    private fun unanswerable(request: HttpRequest): Boolean =
-        (request.protocolVersion() != HttpVersion.HTTP_1_1 && request.protocolVersion() != HttpVersion.HTTP_1_0) ||
-            readsHixie76Body(request)
-
-    private fun readsHixie76Body(request: HttpRequest): Boolean =
-        request.method() == io.netty.handler.codec.http.HttpMethod.GET &&
-            request.headers().contains("Sec-WebSocket-Key1") &&
-            request.headers().contains("Sec-WebSocket-Key2") &&
-            !request.headers().contains(HttpHeaders.ContentLength) &&
-            !HttpUtil.isTransferEncodingChunked(request)
-
-    private fun errorResponse(error: AppError): FullHttpResponse {
-        val body = encode(ErrorBody.serializer(), ErrorBody(error.message))
-        return DefaultFullHttpResponse(
-            HttpVersion.HTTP_1_1,
-            HttpResponseStatus(error.status.value, error.status.description),
-            Unpooled.wrappedBuffer(body),
-        ).apply {
-            headers()
-                .set(HttpHeaders.ContentType, JSON_TYPE.toString())
-                .set(HttpHeaders.ContentLength, body.size)
-                .set(HttpHeaders.Connection, "close")
-        }
-    }
+    respondBytes(encode(ErrorBody.serializer(), ErrorBody(error.message)), JSON_TYPE, error.status)
 }

@@ -143,8 +143,15 @@ class AppTest {
             assertEquals("application/json", docs.headers["Content-Type"])
             assertTrue(docs.bodyAsText().startsWith("{"))
             get("/nope", HttpMethod("FOO"))
+            get("/city/v1/get?id=1&language=en")
             val metrics = get("/metrics").bodyAsText()
             assertTrue("# TYPE http_server_request_duration_seconds histogram" in metrics, metrics)
+            // A 200 the route sent without setting a status (respondBytes) is counted as 200.
+            assertTrue(
+                "http_server_request_duration_seconds_count{http_request_method=\"GET\"," +
+                    "http_response_status_code=\"200\",http_route=\"/city/v1/get\"} 1" in metrics,
+                metrics,
+            )
             assertTrue(
                 "http_server_request_duration_seconds_count{http_request_method=\"_OTHER\"," +
                     "http_response_status_code=\"404\",http_route=\"\"} 1" in metrics,
