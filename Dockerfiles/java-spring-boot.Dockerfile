@@ -23,6 +23,7 @@ RUN command -v unzip >/dev/null || { apt-get update && apt-get install -y --no-i
 WORKDIR /src/services/java-spring-boot
 COPY services/mvnw services/jvm.args /src/services/
 COPY services/.mvn/ /src/services/.mvn/
+COPY services/java-shared/ /src/services/java-shared/
 COPY services/java-spring-boot/ /src/services/java-spring-boot/
 # Maven itself and the dependencies persist between builds in a cache mount (HOME set: some
 # builders, podman's among them, leave it unset for RUN).

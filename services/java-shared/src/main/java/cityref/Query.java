@@ -12,7 +12,8 @@ import java.util.function.Function;
 
 /**
  * A valid {@code /city/v1/get} query, parsed from the raw query string: strict
- * {@code application/x-www-form-urlencoded} decoding (Spring's {@code @RequestParam} decoding is lenient),
+ * {@code application/x-www-form-urlencoded} decoding (Helidon's own query decoding and Spring's
+ * {@code @RequestParam} are lenient),
  * every problem reported at once, {@code id} first, then {@code language}; per parameter the first
  * of missing, given more than once, invalid value.
  */
@@ -112,8 +113,9 @@ public record Query(long id, Language language) {
             } else if (c < 0x80) {
                 out.write(c);
             } else {
-                // A raw non-ASCII character (where Tomcat lets one through) is not percent-encoding:
-                // the value is invalid.
+                // A raw non-ASCII character is not percent-encoding: the value is invalid. (Helidon
+                // reads the request line as US-ASCII, so a raw byte >= 0x80 arrives as U+FFFD; Tomcat
+                // may let one through as it is.)
                 return null;
             }
         }
