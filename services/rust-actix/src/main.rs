@@ -316,11 +316,14 @@ mod tests {
         call("GET", "/health").await;
         call("PUT", "/health").await;
         call("GET", "/no/such/path").await;
+        call("GET", &format!("/health?{}", "x".repeat(transport::MAX_REQUEST_TARGET))).await;
         let metrics = call("GET", "/metrics").await.body;
         for labels in [
             r#"http_request_method="GET",http_response_status_code="200",http_route="/health""#,
             r#"http_request_method="PUT",http_response_status_code="405",http_route="/health""#,
             r#"http_request_method="GET",http_response_status_code="404",http_route="""#,
+            // A 414 is answered before routing: no route, as in the other services.
+            r#"http_request_method="GET",http_response_status_code="414",http_route="""#,
         ] {
             assert!(
                 metrics.contains(&format!("http_server_request_duration_seconds_count{{{labels}}}")),

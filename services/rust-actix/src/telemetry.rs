@@ -38,12 +38,11 @@ static REQUEST_DURATION: LazyLock<HistogramVec> = LazyLock::new(|| {
 });
 
 /// Middleware: one `info` line and one histogram observation per request, whatever answered it.
-/// `route` is the `http_route` label: the listed path the request matched, else "" (routing
-/// knows it; see `transport::app`).
+/// The `http_route` label is the pattern of the resource routing matched (a listed path), else ""
+/// (the default service's 404, and a 414 answered before routing; see `transport::app`).
 pub async fn observe(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
-    route: &'static str,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let start = Instant::now();
     let method = req.method().clone();
@@ -53,9 +52,10 @@ pub async fn observe(
         .map_or_else(|| req.uri().to_string(), |target| target.to_string());
     let response = next.call(req).await?;
     let elapsed = start.elapsed();
+    let route = response.request().match_pattern().unwrap_or_default();
     let status = response.status().as_u16();
     REQUEST_DURATION
-        .with_label_values(&[method_label(&method), route, response.status().as_str()])
+        .with_label_values(&[method_label(&method), route.as_str(), response.status().as_str()])
         .observe(elapsed.as_secs_f64());
     let duration_ms = elapsed.as_micros() as f64 / 1000.0;
     info!(method = method.as_str(), path = path.as_str(), status = status, duration_ms = duration_ms; "request");
