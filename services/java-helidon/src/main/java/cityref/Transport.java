@@ -38,11 +38,11 @@ import java.util.logging.Logger;
  */
 public final class Transport {
     /** Helidon's limit for the request line and for the header section alike (the spec's 64 KiB). */
-    static final int MAX_HEAD = 64 * 1024;
+    private static final int MAX_HEAD = 64 * 1024;
     /** A body no route reads is refused past this (the spec's 2 MiB); Helidon's default is unlimited. */
-    static final long MAX_BODY = 2L * 1024 * 1024;
+    private static final long MAX_BODY = 2L * 1024 * 1024;
     /** SIGTERM/SIGINT: how long requests in flight may take to finish (the spec: exit within 15 s). */
-    static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
+    private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
     /** Longest request target (path and query as sent) answered normally. */
     public static final int MAX_REQUEST_TARGET = 8192;
     /** The listed paths; anything else is 404, whatever the method. */

@@ -58,7 +58,7 @@ const val MAX_REQUEST_TARGET = 8192
 val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
 
 /** The raw request target's path, as sent (no decoding, no normalisation). */
-val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
+private val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
 
 /** The `http_route` label: the listed path the call matched, `""` for anything else (and a 414). */
 private fun ApplicationCall.route(): String = rawPath.takeIf { it in LISTED_PATHS && request.uri.length <= MAX_REQUEST_TARGET } ?: ""
@@ -173,7 +173,7 @@ private fun <T> encode(
     value: T,
 ): ByteArray = json.encodeToString(serializer, value).toByteArray(Charsets.UTF_8)
 
-suspend fun ApplicationCall.respondError(error: AppError) {
+private suspend fun ApplicationCall.respondError(error: AppError) {
     if (error is AppError.MethodNotAllowed) response.header(HttpHeaders.Allow, "GET, HEAD")
     respondBytes(encode(ErrorBody.serializer(), ErrorBody(error.message)), JSON_TYPE, error.status)
 }
