@@ -29,7 +29,7 @@ type rawResponse struct {
 const metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
 // MakeEndpoints wires the service, the contract document and the metrics registry.
-func MakeEndpoints(s Service, apiDocs []byte, gatherer prometheus.Gatherer) Endpoints {
+func MakeEndpoints(s CityService, apiDocs []byte, gatherer prometheus.Gatherer) Endpoints {
 	return Endpoints{
 		GetCity: MakeGetCityEndpoint(s),
 		Health:  MakeHealthEndpoint(),
@@ -38,7 +38,7 @@ func MakeEndpoints(s Service, apiDocs []byte, gatherer prometheus.Gatherer) Endp
 	}
 }
 
-func MakeGetCityEndpoint(s Service) endpoint.Endpoint {
+func MakeGetCityEndpoint(s CityService) endpoint.Endpoint {
 	return func(ctx context.Context, request interface{}) (interface{}, error) {
 		req := request.(getCityRequest)
 		return s.GetCity(ctx, req.ID, req.Language)

@@ -69,7 +69,7 @@ func run() int {
 	if err != nil {
 		var cfgErr *ConfigError
 		errors.As(err, &cfgErr)
-		level.Error(logger).Log("msg", err.Error(), "variable", cfgErr.Variable)
+		level.Error(logger).Log("msg", "invalid configuration", "variable", cfgErr.Variable, "error", describe(err))
 		return 1
 	}
 	logger = level.NewFilter(logger, levelFilter(cfg.LogLevel))
@@ -78,10 +78,10 @@ func run() int {
 	level.Info(logger).Log("msg", "starting", "go", runtime.Version(),
 		"gomaxprocs", runtime.GOMAXPROCS(0), "num_cpu", runtime.NumCPU())
 
-	esURL := cfg.ElasticsearchURL.Redacted() // password shown as xxxxx
-	repository, err := NewElasticsearchRepository(cfg.ElasticsearchURL, cfg.ElasticsearchTimeout, logger)
+	esURL := cfg.ElasticsearchURL.Redacted() // password shown as xxxxx, as the spec says
+	repository, err := NewCityRepository(cfg.ElasticsearchURL, cfg.ElasticsearchTimeout, logger)
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot create an Elasticsearch client for "+esURL+": "+err.Error(), "url", esURL)
+		level.Error(logger).Log("msg", "cannot create an Elasticsearch client for "+esURL, "url", esURL, "error", describe(err))
 		return 1
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, min(cfg.ElasticsearchTimeout, startupCheckLimit))
@@ -92,18 +92,18 @@ func run() int {
 		return 0
 	}
 	if err != nil {
-		level.Error(logger).Log("msg", "Elasticsearch at "+esURL+" is not reachable: "+err.Error(), "url", esURL)
+		level.Error(logger).Log("msg", "Elasticsearch at "+esURL+" is not reachable", "url", esURL, "error", describe(err))
 		return 1
 	}
 	level.Info(logger).Log("msg", "Elasticsearch at "+esURL+" is reachable", "url", esURL)
 
-	endpoints := MakeEndpoints(NewService(repository), apiDocs, prometheus.DefaultGatherer)
+	endpoints := MakeEndpoints(NewCityService(repository), apiDocs, prometheus.DefaultGatherer)
 	handler := Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(prometheus.DefaultRegisterer))
 	server := NewHTTPServer(handler, logger)
 
 	listener, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port)) // all interfaces
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot listen on port "+strconv.Itoa(cfg.Port)+": "+err.Error(), "port", cfg.Port)
+		level.Error(logger).Log("msg", "cannot listen on port "+strconv.Itoa(cfg.Port), "port", cfg.Port, "error", describe(err))
 		return 1
 	}
 	serveErr := make(chan error, 1)
@@ -112,7 +112,7 @@ func run() int {
 
 	select {
 	case err := <-serveErr:
-		level.Error(logger).Log("msg", "server failed: "+err.Error())
+		level.Error(logger).Log("msg", "server failed", "error", describe(err))
 		return 1
 	case <-ctx.Done():
 	}
@@ -122,7 +122,7 @@ func run() int {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := server.Shutdown(shutdownCtx); err != nil {
-		level.Warn(logger).Log("msg", "in-flight requests did not finish in time: "+err.Error())
+		level.Warn(logger).Log("msg", "in-flight requests did not finish in time", "error", describe(err))
 		_ = server.Close()
 	}
 	level.Info(logger).Log("msg", "stopped")

@@ -36,30 +36,31 @@ var regionFields = []string{"name.cs", "name.de", "name.en", "name.pl", "name.sk
 // Source is a document's _source: GoOut's flat dotted keys ("name.en") to raw JSON values.
 type Source map[string]json.RawMessage
 
-// Repository reads cities and regions by id. A nil Source with a nil error is a plain
+// CityLookup reads cities and regions by id: what the CityService depends on (the
+// CityRepository; a fake in the service's tests). A nil Source with a nil error is a plain
 // not-found; errors are *AppError (503 or 504).
-type Repository interface {
+type CityLookup interface {
 	City(ctx context.Context, id int64, language models.Language) (Source, error)
 	Region(ctx context.Context, id int64) (Source, error)
 }
 
-// ElasticsearchRepository is the Repository on the official Elasticsearch client, with the
+// CityRepository is the CityLookup on the official Elasticsearch client, with the
 // regions that were found cached for the life of the process (misses and failures never).
-type ElasticsearchRepository struct {
+type CityRepository struct {
 	client  *elasticsearch.BaseClient
 	timeout time.Duration
 	regions sync.Map // int64 → Source
 	logger  log.Logger
 }
 
-// NewElasticsearchRepository: every round-trip (connect through reading the body) must finish
+// NewCityRepository: every round-trip (connect through reading the body) must finish
 // within timeout.
-func NewElasticsearchRepository(u *url.URL, timeout time.Duration, logger log.Logger) (*ElasticsearchRepository, error) {
+func NewCityRepository(u *url.URL, timeout time.Duration, logger log.Logger) (*CityRepository, error) {
 	client, err := newElasticsearchClient(u)
 	if err != nil {
 		return nil, err
 	}
-	return &ElasticsearchRepository{client: client, timeout: timeout, logger: logger}, nil
+	return &CityRepository{client: client, timeout: timeout, logger: logger}, nil
 }
 
 // newElasticsearchClient is the official client without its functional API: requests are
@@ -99,7 +100,7 @@ func newElasticsearchClient(u *url.URL) (*elasticsearch.BaseClient, error) {
 
 // CheckHealth is the startup round-trip: GET /_cluster/health must answer 2xx. It is also the
 // client's first 2xx answer, so the product check (X-Elastic-Product: Elasticsearch) runs here.
-func (r *ElasticsearchRepository) CheckHealth(ctx context.Context) error {
+func (r *CityRepository) CheckHealth(ctx context.Context) error {
 	res, err := esapi.ClusterHealthRequest{}.Do(ctx, r.client)
 	if err != nil {
 		return err
@@ -115,12 +116,12 @@ func (r *ElasticsearchRepository) CheckHealth(ctx context.Context) error {
 }
 
 // City: its scalar fields and its name in language; never geometry or population.
-func (r *ElasticsearchRepository) City(ctx context.Context, id int64, language models.Language) (Source, error) {
+func (r *CityRepository) City(ctx context.Context, id int64, language models.Language) (Source, error) {
 	return r.source(ctx, cityAlias, id, []string{"id", "countryIso", "isFeatured", "regionId", "name." + string(language)})
 }
 
 // Region: its names, from the cache or else from Elasticsearch.
-func (r *ElasticsearchRepository) Region(ctx context.Context, id int64) (Source, error) {
+func (r *CityRepository) Region(ctx context.Context, id int64) (Source, error) {
 	if cached, ok := r.regions.Load(id); ok {
 		return cached.(Source), nil
 	}
@@ -142,7 +143,7 @@ type getResponse struct {
 // nil for a plain not-found (404, "found":false), errUnavailable for any other answer
 // (429, 5xx, a 404 index_not_found_exception, a 200 that is not a document) or a refused or
 // reset connection, errTimeout when no answer came within the timeout.
-func (r *ElasticsearchRepository) source(ctx context.Context, alias string, id int64, fields []string) (Source, error) {
+func (r *CityRepository) source(ctx context.Context, alias string, id int64, fields []string) (Source, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	docID := strconv.FormatInt(id, 10)
@@ -175,12 +176,12 @@ func (r *ElasticsearchRepository) source(ctx context.Context, alias string, id i
 
 // backendError: no answer before the deadline is a timeout (504); anything else (refused,
 // reset, an unreadable answer, the product check failing) is "unavailable" (503).
-func (r *ElasticsearchRepository) backendError(ctx context.Context, alias, docID string, err error) error {
+func (r *CityRepository) backendError(ctx context.Context, alias, docID string, err error) error {
 	request := "GET " + alias + "/_doc/" + docID
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		level.Warn(r.logger).Log("msg", "Elasticsearch timed out", "request", request, "err", err)
+		level.Warn(r.logger).Log("msg", "Elasticsearch timed out", "request", request, "error", describe(err))
 		return errTimeout
 	}
-	level.Warn(r.logger).Log("msg", "Elasticsearch unavailable", "request", request, "err", err)
+	level.Warn(r.logger).Log("msg", "Elasticsearch unavailable", "request", request, "error", describe(err))
 	return errUnavailable
 }

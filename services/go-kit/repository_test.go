@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -20,13 +22,13 @@ import (
 
 const testTimeout = 300 * time.Millisecond
 
-func newTestRepository(t *testing.T, rawURL string) *ElasticsearchRepository {
+func newTestRepository(t *testing.T, rawURL string) *CityRepository {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	repository, err := NewElasticsearchRepository(u, testTimeout, log.NewNopLogger())
+	repository, err := NewCityRepository(u, testTimeout, log.NewNopLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +130,31 @@ func TestRepositoryFailureMapping(t *testing.T) {
 				t.Errorf("timeout after %v, want %v", elapsed, testTimeout)
 			}
 		})
+	}
+}
+
+// A failed round-trip is logged once, at warn, with the failure's text in `error` (the spec's
+// Logging rule).
+func TestBackendFailuresAreLoggedWithTheirError(t *testing.T) {
+	u, err := url.Parse(closedPort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	repository, err := NewCityRepository(u, testTimeout, NewLogger(&logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repository.City(context.Background(), 1, models.EN); !errors.Is(err, errUnavailable) {
+		t.Fatalf("got %v, want %v", err, errUnavailable)
+	}
+	var line map[string]any
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("%v: %s", err, logs.String())
+	}
+	text, _ := line["error"].(string)
+	if line["level"] != "warn" || line["msg"] != "Elasticsearch unavailable" || !strings.Contains(text, "connection refused") {
+		t.Errorf("log line %s", logs.String())
 	}
 }
 

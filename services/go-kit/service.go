@@ -7,20 +7,22 @@ import (
 	"github.com/cityref/cityref/services/go-kit/generated/models"
 )
 
-// Service is the business logic of the contract's getCity operation, free of HTTP: go-kit's
+// CityService is the business logic of the contract's getCity operation, free of HTTP: go-kit's
 // service layer. Endpoints (endpoints.go) adapt it, transport.go puts it on HTTP.
-type Service interface {
+type CityService interface {
 	// GetCity renders the city and its region's name in language. Errors are *AppError.
 	GetCity(ctx context.Context, id int64, language models.Language) (models.City, error)
 }
 
-// NewService returns the Service reading from repository.
-func NewService(repository Repository) Service {
-	return cityService{repository: repository}
+// NewCityService returns the CityService reading through lookup (the CityRepository when served).
+func NewCityService(lookup CityLookup) CityService {
+	return basicService{lookup: lookup}
 }
 
-type cityService struct {
-	repository Repository
+// basicService is the CityService's implementation (go-kit's name for it, as in its addsvc
+// example).
+type basicService struct {
+	lookup CityLookup
 }
 
 // storedCity holds the fields of a city document the answer needs; a missing or mistyped one
@@ -34,8 +36,8 @@ type storedCity struct {
 
 // GetCity runs the checks in the contract's order: city found (404), city well-formed (500),
 // city name in the language (500), region found (500), region name in the language (500).
-func (s cityService) GetCity(ctx context.Context, id int64, language models.Language) (models.City, error) {
-	city, err := s.repository.City(ctx, id, language)
+func (s basicService) GetCity(ctx context.Context, id int64, language models.Language) (models.City, error) {
+	city, err := s.lookup.City(ctx, id, language)
 	if err != nil {
 		return models.City{}, err
 	}
@@ -50,7 +52,7 @@ func (s cityService) GetCity(ctx context.Context, id int64, language models.Lang
 	if !ok {
 		return models.City{}, errCityNameMissing(id, language)
 	}
-	region, err := s.repository.Region(ctx, stored.RegionID)
+	region, err := s.lookup.Region(ctx, stored.RegionID)
 	if err != nil {
 		return models.City{}, err
 	}

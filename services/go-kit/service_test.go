@@ -9,21 +9,21 @@ import (
 	"github.com/cityref/cityref/services/go-kit/generated/models"
 )
 
-// fakeRepository serves sources from maps (JSON text per id); a missing id is a not-found.
-type fakeRepository struct {
+// fakeLookup serves sources from maps (JSON text per id); a missing id is a not-found.
+type fakeLookup struct {
 	cities, regions map[int64]string
 	err             error
 }
 
-func (f fakeRepository) City(_ context.Context, id int64, _ models.Language) (Source, error) {
+func (f fakeLookup) City(_ context.Context, id int64, _ models.Language) (Source, error) {
 	return f.lookup(f.cities, id)
 }
 
-func (f fakeRepository) Region(_ context.Context, id int64) (Source, error) {
+func (f fakeLookup) Region(_ context.Context, id int64) (Source, error) {
 	return f.lookup(f.regions, id)
 }
 
-func (f fakeRepository) lookup(docs map[int64]string, id int64) (Source, error) {
+func (f fakeLookup) lookup(docs map[int64]string, id int64) (Source, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -39,7 +39,7 @@ func (f fakeRepository) lookup(docs map[int64]string, id int64) (Source, error) 
 }
 
 func TestGetCityChecksInOrder(t *testing.T) {
-	repository := fakeRepository{
+	lookup := fakeLookup{
 		cities: map[int64]string{
 			1:  `{"id":1,"countryIso":"CZ","isFeatured":true,"regionId":1,"name.en":"Prague","name.pl":"Praga"}`,
 			10: `{"id":10,"countryIso":"CZ","isFeatured":false,"regionId":2,"name.en":"Klatovy","name.pl":""}`,
@@ -72,7 +72,7 @@ func TestGetCityChecksInOrder(t *testing.T) {
 		{11, models.EN, models.City{}, errRegionNotFound(99, 11)},
 		{14, models.SK, models.City{}, errRegionNameMissing(9, models.SK)},
 	}
-	service := NewService(repository)
+	service := NewCityService(lookup)
 	for _, tt := range tests {
 		city, err := service.GetCity(context.Background(), tt.id, tt.language)
 		if tt.err != nil {
@@ -90,7 +90,7 @@ func TestGetCityChecksInOrder(t *testing.T) {
 
 func TestBackendErrorsPassThrough(t *testing.T) {
 	for _, want := range []error{errUnavailable, errTimeout} {
-		_, err := NewService(fakeRepository{err: want}).GetCity(context.Background(), 1, models.EN)
+		_, err := NewCityService(fakeLookup{err: want}).GetCity(context.Background(), 1, models.EN)
 		if !errors.Is(err, want) {
 			t.Errorf("got %v, want %v", err, want)
 		}

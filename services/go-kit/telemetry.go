@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -21,6 +22,21 @@ func NewLogger(w io.Writer) log.Logger {
 	logger := log.NewJSONLogger(log.NewSyncWriter(w))
 	return log.With(logger, "ts", log.TimestampFormat(func() time.Time { return time.Now().UTC() },
 		"2006-01-02T15:04:05.000Z07:00"))
+}
+
+// describe is a failure as a log line carries it in `error` (the spec's Logging rule): err's text,
+// then the text of each error in its chain (errors.Unwrap) that the text so far does not already
+// contain, joined by ": ". An error wrapped with fmt.Errorf's %w is already in its wrapper's text,
+// so this is most often err.Error() alone. (errors.Unwrap stops at a multi-error, errors.Join or
+// several %w, whose text is its parts' texts.)
+func describe(err error) string {
+	text := err.Error()
+	for cause := errors.Unwrap(err); cause != nil; cause = errors.Unwrap(cause) {
+		if causeText := cause.Error(); !strings.Contains(text, causeText) {
+			text += ": " + causeText
+		}
+	}
+	return text
 }
 
 // levelFilter keeps the lines at logLevel (a valid LOG_LEVEL) and above.

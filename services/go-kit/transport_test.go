@@ -25,17 +25,17 @@ const (
 	pragueEN       = `{"countryIso":"CZ","id":1,"isFeatured":true,"name":"Prague","regionName":"Prague"}`
 )
 
-// testServer is the service as main builds it, on a fake repository, over a real socket (so
+// testServer is the service as main builds it, on a fake lookup, over a real socket (so
 // that targets reach net/http byte for byte and HEAD bodies are dropped as in production).
 func testServer(t *testing.T, logs io.Writer) *httptest.Server {
 	t.Helper()
-	repository := fakeRepository{
+	lookup := fakeLookup{
 		cities:  map[int64]string{1: `{"id":1,"countryIso":"CZ","isFeatured":true,"regionId":1,"name.en":"Prague"}`},
 		regions: map[int64]string{1: `{"name.en":"Prague"}`},
 	}
 	registry := prometheus.NewRegistry()
 	logger := NewLogger(logs)
-	endpoints := MakeEndpoints(NewService(repository), apiDocs, registry)
+	endpoints := MakeEndpoints(NewCityService(lookup), apiDocs, registry)
 	server := httptest.NewUnstartedServer(nil)
 	server.Config = NewHTTPServer(Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(registry)), logger)
 	server.Start()
