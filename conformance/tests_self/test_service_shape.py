@@ -186,3 +186,77 @@ def test_every_service_depends_one_way():
             if used not in MAY_USE.get(role, set()):
                 bad.append(f"{name}: {role} uses {used} ({via})")
     assert not bad, "\n".join(bad)
+
+
+# A role's file is named for the role in every language (language conventions aside: Go and Rust
+# name a file for its module, Java and Kotlin for its class, `City`/`App` prefixed). Spring's own
+# conventions are the two exceptions: the `@RestController` is the first file of its transport, and
+# Spring Boot's main class is `Application`.
+FRAMEWORK_NAMES = {("java-spring-boot", "transport"): "CityController", ("java-spring-boot", "main"): "Application"}
+# The service and the lookup seam have one name in every language.
+SHARED_TYPES = ("CityService", "CityLookup", "CityRepository")
+
+
+def role_files(name: str) -> dict[str, list[str]]:
+    """{role: file names in the order the table lists them}, shared files ("(kotlin-shared's X.kt)") included."""
+    rows = [line for line in (SERVICES / "README.md").read_text().splitlines() if line.startswith("| ")]
+    header = next(r for r in rows if r.startswith("| role | go-kit"))
+    names = [c.strip() for c in header.strip("|").split("|")][1:]
+    out = {}
+    for row in rows[rows.index(header) + 1 :]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        cell = cells[1 + names.index(name)]
+        files = []
+        for ticked, _owner, shared in re.findall(r"`([^`]+)`|\((?:\+ )?([\w-]+)'s ([^)]*)\)", cell):
+            files += [ticked] if ticked else re.findall(r"[\w.]+\.\w+", shared)
+        out[cells[0]] = files
+    return out
+
+
+def _key(file: str) -> str:
+    stem = pathlib.Path(file).stem.lower().replace("_", "")
+    return re.sub(r"s$", "", re.sub(r"^(city|app)(?=.)", "", stem))
+
+
+def test_each_role_has_one_file_name_in_every_language():
+    bad = []
+    for name in SOURCES:
+        for role, files in role_files(name).items():
+            assert files, f"{name}: no file for {role}"
+            expected = FRAMEWORK_NAMES.get((name, role))
+            first = pathlib.Path(files[0]).stem
+            if expected is not None:
+                if first != expected:
+                    bad.append(f"{name}: {role} is {files[0]}, the framework's convention is {expected}")
+            elif _key(files[0]) != _key(role):
+                bad.append(f"{name}: {role}'s first file is {files[0]}, not named for the role")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_service_and_its_lookup_have_one_name_everywhere():
+    bad = []
+    for name in SOURCES:
+        base, pattern = SOURCES[name]
+        files = list((SERVICES / name / base).glob(pattern))
+        shared = {"Java": "java-shared", "Kotlin": "kotlin-shared"}.get(
+            {"*.java": "Java", "*.kt": "Kotlin"}.get(pattern, ""), ""
+        )
+        if shared:
+            files += list((SERVICES / shared / base).glob(pattern))
+        code = "\n".join(code_only(f.read_text()) for f in files)
+        for type_name in SHARED_TYPES:
+            declared = rf"\b(?:type|struct|trait|class|interface|object)\s+{type_name}\b"
+            if not re.search(declared, code):
+                bad.append(f"{name}: no type {type_name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_shared_files_the_table_names_exist():
+    rows = [line for line in (SERVICES / "README.md").read_text().splitlines() if line.startswith("| ")]
+    missing = []
+    for owner, listed in re.findall(r"\((?:\+ )?([\w-]+)'s ([^)]*)\)", "\n".join(rows)):
+        layout = LAYOUTS["Kotlin" if owner.startswith("kotlin") else "Java"][0]
+        for f in re.findall(r"[\w.]+\.\w+", listed):
+            if not (SERVICES / owner / layout / f).exists():
+                missing.append(f"{owner}/{layout}/{f}")
+    assert not missing, missing

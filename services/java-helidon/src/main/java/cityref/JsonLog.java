@@ -1,11 +1,7 @@
 package cityref;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -16,6 +12,9 @@ import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.ObjectWriteContext;
+import tools.jackson.core.json.JsonFactory;
 
 /**
  * JSON lines on stdout through java.util.logging (the JDK logging Helidon itself uses):
@@ -98,51 +97,29 @@ public final class JsonLog extends Handler {
 
     static String format(LogRecord record, String message) {
         StringWriter out = new StringWriter(256);
-        try (JsonGenerator json = JSON.createGenerator(out)) {
+        try (JsonGenerator json = JSON.createGenerator(ObjectWriteContext.empty(), out)) {
             json.writeStartObject();
-            json.writeStringField("ts", TS.format(record.getInstant()));
-            json.writeStringField("level", level(record.getLevel()));
-            json.writeStringField("msg", message == null ? "" : message);
+            json.writeStringProperty("ts", TS.format(record.getInstant()));
+            json.writeStringProperty("level", level(record.getLevel()));
+            json.writeStringProperty("msg", message == null ? "" : message);
             Object[] params = record.getParameters();
             if (params != null && params.length == 1 && params[0] instanceof Fields(Object[] kv)) {
                 for (int i = 0; i + 1 < kv.length; i += 2) {
-                    json.writeFieldName(String.valueOf(kv[i]));
+                    json.writeName(String.valueOf(kv[i]));
                     value(json, kv[i + 1]);
                 }
             }
             String logger = record.getLoggerName();
             if (logger != null && !logger.startsWith("cityref")) {
-                json.writeStringField("logger", logger);
+                json.writeStringProperty("logger", logger);
             }
             Throwable thrown = record.getThrown();
             if (thrown != null) {
-                json.writeStringField("error", describe(thrown));
+                json.writeStringProperty("error", AppError.describe(thrown));
             }
             json.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a StringWriter does not fail
         }
         return out.append('\n').toString();
-    }
-
-    /** An exception and its causes, each text once. */
-    static String describe(Throwable e) {
-        StringBuilder out = new StringBuilder();
-        String last = null;
-        int n = 0;
-        for (Throwable t = e; t != null && n < 5; t = t.getCause() == t ? null : t.getCause(), n++) {
-            String text = t.getMessage() == null
-                    ? t.getClass().getSimpleName()
-                    : t.getClass().getSimpleName() + ": " + t.getMessage();
-            if (!text.equals(last)) {
-                if (!out.isEmpty()) {
-                    out.append(" <- ");
-                }
-                out.append(text);
-            }
-            last = text;
-        }
-        return out.toString();
     }
 
     private static String level(Level level) {
@@ -157,7 +134,7 @@ public final class JsonLog extends Handler {
         return "debug";
     }
 
-    private static void value(JsonGenerator json, Object v) throws IOException {
+    private static void value(JsonGenerator json, Object v) {
         switch (v) {
             case null -> json.writeNull();
             case Integer i -> json.writeNumber(i);

@@ -1,19 +1,20 @@
 package cityref;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.logging.common.LogConfig;
 import io.helidon.webserver.WebServer;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import tools.jackson.databind.node.ObjectNode;
 
 /** Configuration, the startup check, the server, signal handling. */
 public final class Main {
     private static final Logger LOG = Logger.getLogger("cityref");
+    /** The repository's warnings (java-shared's CityRepository logs through its caller). */
+    private static final Logger BACKEND_LOG = Logger.getLogger(CityRepository.class.getName());
 
     /** Upper bound of the startup round-trip to Elasticsearch. */
     private static final int STARTUP_CHECK_MAX_MS = 10_000;
@@ -22,7 +23,7 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length == 1 && args[0].equals("healthcheck")) {
-            System.exit(healthcheck());
+            System.exit(HealthCheck.run());
         }
         StartupPhases phases = new StartupPhases();
         try {
@@ -54,7 +55,11 @@ public final class Main {
         // the service exits, so the client is left as it is. (Logging is configured first: the
         // check's thread may log.)
         FutureTask<Checked> startupCheck = new FutureTask<>(() -> {
-            Repository repository = phases.time("elasticsearch_client", () -> new Repository(config));
+            CityRepository repository = phases.time(
+                    "elasticsearch_client",
+                    () -> new CityRepository(
+                            config,
+                            (message, field, value) -> JsonLog.log(BACKEND_LOG, Level.WARNING, message, field, value)));
             try {
                 phases.time("health_check", () -> {
                     repository.checkHealth(STARTUP_CHECK_MAX_MS);
@@ -73,7 +78,7 @@ public final class Main {
         WebServer server = Transport.server(WebServer.builder(), telemetry)
                 .host("0.0.0.0")
                 .port(config.port())
-                .routing(routing -> Transport.routing(routing, new Service(lookup), telemetry))
+                .routing(routing -> Transport.routing(routing, new CityService(lookup), telemetry))
                 .build();
         phases.record("server", serverStart);
 
@@ -92,11 +97,11 @@ public final class Main {
                     "url",
                     config.redactedElasticsearchUrl(),
                     "error",
-                    JsonLog.describe(check.failure()));
+                    AppError.describe(check.failure()));
             System.exit(1);
             return;
         }
-        Repository backend = check.repository();
+        CityRepository backend = check.repository();
         lookup.set(backend);
 
         CountDownLatch stopped = new CountDownLatch(1);
@@ -142,7 +147,7 @@ public final class Main {
     }
 
     /** The startup check's outcome: the client, and the round-trip's failure (null when it succeeded). */
-    private record Checked(Repository repository, Exception failure) {}
+    private record Checked(CityRepository repository, Exception failure) {}
 
     /**
      * The routing's lookup, built before the startup check has its client: set once, before the
@@ -163,34 +168,6 @@ public final class Main {
         @Override
         public ObjectNode findRegion(long id) {
             return target.findRegion(id);
-        }
-    }
-
-    /**
-     * The spec's health check mode: {@code GET /health} on 127.0.0.1:{@code PORT} (8080 when unset
-     * or invalid), 0 for a 200 within 2 s, else 1. For {@code HEALTHCHECK} in an image with no
-     * shell or curl; plain sockets, so that it loads almost nothing besides {@code java.base}.
-     */
-    static int healthcheck() {
-        int port = 8080;
-        try {
-            int p = Integer.parseInt(System.getenv().getOrDefault("PORT", ""));
-            if (p >= 1 && p <= 65535) {
-                port = p;
-            }
-        } catch (NumberFormatException e) {
-            // the default
-        }
-        try (java.net.Socket socket = new java.net.Socket()) {
-            socket.connect(new java.net.InetSocketAddress("127.0.0.1", port), 2000);
-            socket.setSoTimeout(2000);
-            socket.getOutputStream()
-                    .write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-                            .getBytes(StandardCharsets.US_ASCII));
-            String head = new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
-            return head.equals("HTTP/1.1 200") ? 0 : 1;
-        } catch (java.io.IOException e) {
-            return 1;
         }
     }
 }

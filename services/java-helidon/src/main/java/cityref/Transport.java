@@ -2,10 +2,6 @@ package cityref;
 
 import cityref.generated.model.Error;
 import cityref.generated.model.Health;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectWriter;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.helidon.http.DirectHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
@@ -30,6 +26,10 @@ import java.util.Arrays;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import tools.jackson.databind.MapperFeature;
+import tools.jackson.databind.ObjectWriter;
+import tools.jackson.databind.cfg.EnumFeature;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The transport: the server's settings, the routing ({@code Connection: close}, telemetry, the
@@ -48,12 +48,14 @@ public final class Transport {
     /** The listed paths; anything else is 404, whatever the method. */
     public static final Set<String> LISTED_PATHS = Set.of("/city/v1/get", "/health", "/api-docs", "/metrics");
 
-    private static final Logger LOG = Logger.getLogger("cityref.handler");
+    private static final Logger LOG = Logger.getLogger(Transport.class.getName());
     /** {@code Content-Type: application/json}, exactly (no charset parameter). */
     static final String JSON = "application/json";
     /** Renders the generated models (see {@link #json}); thread-safe, built once. */
-    private static final ObjectWriter JSON_WRITER = new ObjectMapper()
-            .configure(SerializationFeature.WRITE_ENUMS_USING_TO_STRING, true)
+    private static final ObjectWriter JSON_WRITER = JsonMapper.builder()
+            .disable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY) // Jackson 3's default sorts them
+            .enable(EnumFeature.WRITE_ENUMS_USING_TO_STRING)
+            .build()
             .writer();
     /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
     private static final byte[] OPENAPI_JSON = resource("/openapi.json");
@@ -61,7 +63,7 @@ public final class Transport {
     private Transport() {}
 
     /** Registers everything on {@code routing}. */
-    public static void routing(HttpRouting.Builder routing, Service service, Telemetry telemetry) {
+    public static void routing(HttpRouting.Builder routing, CityService service, Telemetry telemetry) {
         byte[] health = json(new Health(Health.StatusEnum.UP));
         routing.addFilter(Transport::closeWhenAsked)
                 .addFilter(telemetry)
@@ -114,19 +116,15 @@ public final class Transport {
      * spec adds reaches the wire by regenerating the model.
      */
     static byte[] json(Object model) {
-        try {
-            return JSON_WRITER.writeValueAsBytes(model);
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException(e);
-        }
+        return JSON_WRITER.writeValueAsBytes(model);
     }
 
     /** An {@link AppError} as the contract's {@code {"message":...}} body (405 with {@code Allow}). */
     static void sendError(ServerRequest req, ServerResponse res, AppError error) {
-        if (error.status().code() == Status.METHOD_NOT_ALLOWED_405.code()) {
+        if (error.status() == Status.METHOD_NOT_ALLOWED_405.code()) {
             res.header(HeaderNames.ALLOW, "GET, HEAD");
         }
-        send(req, res, error.status(), JSON, json(new Error(error.getMessage())));
+        send(req, res, Status.create(error.status()), JSON, json(new Error(error.getMessage())));
     }
 
     /**

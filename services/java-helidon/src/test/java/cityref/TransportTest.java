@@ -3,8 +3,6 @@ package cityref;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
 import io.helidon.webclient.http1.Http1Client;
@@ -19,10 +17,12 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 @ServerTest
 class TransportTest {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonMapper MAPPER = new JsonMapper();
     private static final AtomicInteger REGION_LOOKUPS = new AtomicInteger();
 
     private final Http1Client client;
@@ -68,7 +68,7 @@ class TransportTest {
     static void server(WebServerConfig.Builder server) {
         Telemetry telemetry = new Telemetry();
         Transport.server(server, telemetry)
-                .routing(routing -> Transport.routing(routing, new Service(FAKE), telemetry));
+                .routing(routing -> Transport.routing(routing, new CityService(FAKE), telemetry));
     }
 
     private static void assertResponse(Http1ClientResponse response, int status, String body) {

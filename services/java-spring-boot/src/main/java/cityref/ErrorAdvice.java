@@ -47,7 +47,7 @@ class ErrorAdvice {
     static ResponseEntity<Error> render(AppError error) {
         ResponseEntity.BodyBuilder answer =
                 ResponseEntity.status(error.status()).contentType(MediaType.APPLICATION_JSON);
-        if (error.status() == HttpStatus.METHOD_NOT_ALLOWED) {
+        if (error.status() == HttpStatus.METHOD_NOT_ALLOWED.value()) {
             answer.header(HttpHeaders.ALLOW, "GET, HEAD");
         }
         return answer.body(new Error(error.getMessage()));

@@ -24,7 +24,7 @@ public class JsonErrorReportValve extends ErrorReportValve {
         if (status < 400 || response.getContentWritten() > 0 || !response.setErrorReported()) {
             return;
         }
-        AppError error = AppError.forTomcatStatus(status);
+        AppError error = TomcatErrorController.forTomcatStatus(status);
         byte[] body = JSON.writeValueAsBytes(new Error(error.getMessage()));
         try {
             response.setContentType("application/json");

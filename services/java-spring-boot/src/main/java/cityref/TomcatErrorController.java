@@ -27,9 +27,24 @@ class TomcatErrorController implements ErrorController {
     ResponseEntity<Error> error(HttpServletRequest request) {
         Object code = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
         int status = code instanceof Integer c && HttpStatus.resolve(c) != null ? c : 500;
-        AppError error = AppError.forTomcatStatus(status);
+        AppError error = forTomcatStatus(status);
         return ResponseEntity.status(status)
                 .contentType(MediaType.APPLICATION_JSON)
                 .body(new Error(error.getMessage()));
+    }
+
+    /**
+     * The contract's row for a status Tomcat chose itself before Spring MVC ran (its parser, its
+     * limits, its error page): 414, 431, 404 and 405 their own rows, any other 4xx the malformed
+     * request, anything else the unexpected error.
+     */
+    static AppError forTomcatStatus(int status) {
+        return switch (HttpStatus.resolve(status)) {
+            case URI_TOO_LONG -> AppError.uriTooLong();
+            case REQUEST_HEADER_FIELDS_TOO_LARGE -> AppError.headerTooLarge();
+            case NOT_FOUND -> AppError.noSuchResource();
+            case METHOD_NOT_ALLOWED -> AppError.methodNotAllowed();
+            case null, default -> status >= 400 && status < 500 ? AppError.malformed() : AppError.internal();
+        };
     }
 }

@@ -40,7 +40,7 @@ class CityControllerTest {
     static void port(DynamicPropertyRegistry registry) throws IOException {
         try (ServerSocket socket = new ServerSocket(0)) {
             int free = socket.getLocalPort();
-            registry.add("cityref.port", () -> Integer.toString(free));
+            registry.add("PORT", () -> Integer.toString(free));
         }
     }
 

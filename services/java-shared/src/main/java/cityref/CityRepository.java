@@ -2,9 +2,8 @@ package cityref;
 
 import co.elastic.clients.elasticsearch.ElasticsearchAsyncClient;
 import co.elastic.clients.elasticsearch.core.GetResponse;
-import co.elastic.clients.json.jackson.JacksonJsonpMapper;
+import co.elastic.clients.json.jackson.Jackson3JsonpMapper;
 import co.elastic.clients.transport.rest_client.RestClientTransport;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -18,36 +17,37 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.apache.http.HttpHost;
 import org.apache.http.conn.ConnectTimeoutException;
 import org.apache.http.impl.nio.reactor.IOReactorConfig;
 import org.apache.http.message.BasicHeader;
 import org.elasticsearch.client.RestClient;
 import org.elasticsearch.client.RestClientBuilder;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Elasticsearch through the official Java client's async API, waited for on the request's virtual
- * thread (Helidon runs each request on its own), so plain sequential code is enough and one
- * deadline covers the whole request: ELASTICSEARCH_TIMEOUT_MS, the wait for a pooled connection
- * included (the spec). Cities are never cached; regions that were found are, for the life of the
- * process.
+ * Elasticsearch through the official Java client's async API (its default Jackson 3 mapper),
+ * awaited on the request's virtual thread (Helidon and Tomcat both run each request on its own), so
+ * plain sequential code is enough and one deadline covers the whole request:
+ * ELASTICSEARCH_TIMEOUT_MS, the wait for a pooled connection included (the spec). Cities are never
+ * cached; regions that were found are, for the life of the process. Its warnings go to the
+ * service's own logging through {@link Warnings}.
  */
-public final class Repository implements CityLookup, AutoCloseable {
-    private static final Logger LOG = Logger.getLogger(Repository.class.getName());
-    private static final String CITY_ALIAS = "city";
-    private static final String REGION_ALIAS = "region";
-    /** A region is cached for every language, so all its names are fetched (never geometry). */
-    private static final List<String> REGION_FIELDS = List.of("name.cs", "name.de", "name.en", "name.pl", "name.sk");
+public final class CityRepository implements CityLookup, AutoCloseable {
     /**
      * Pooled connections to Elasticsearch and permits for requests in flight, the spec's bound (the
      * low-level client's default is 10 connections per route); sized by measurement (README.md).
      */
-    private static final int MAX_CONNECTIONS = 64;
+    static final int MAX_CONNECTIONS = 64;
+
+    private static final String CITY_ALIAS = "city";
+    private static final String REGION_ALIAS = "region";
+    /** A region is cached for every language, so all its names are fetched (never geometry). */
+    private static final List<String> REGION_FIELDS = List.of("name.cs", "name.de", "name.en", "name.pl", "name.sk");
 
     private final RestClient restClient;
     private final ElasticsearchAsyncClient client;
+    private final Warnings warnings;
     private final long timeoutMs;
     private final Map<Long, ObjectNode> regions = new ConcurrentHashMap<>();
     /**
@@ -57,7 +57,13 @@ public final class Repository implements CityLookup, AutoCloseable {
      */
     private final Semaphore inFlight = new Semaphore(MAX_CONNECTIONS);
 
-    public Repository(Config config) {
+    /** A warning line with one field, written by the service's own logging. */
+    @FunctionalInterface
+    public interface Warnings {
+        void warn(String message, String field, Object value);
+    }
+
+    public CityRepository(Config config, Warnings warnings) {
         int timeout = config.elasticsearchTimeoutMs();
         var url = config.elasticsearchUrl();
         int port = url.getPort() > 0 ? url.getPort() : ("https".equals(url.getScheme()) ? 443 : 80);
@@ -86,7 +92,8 @@ public final class Repository implements CityLookup, AutoCloseable {
                 .setDefaultIOReactorConfig(
                         IOReactorConfig.custom().setSelectInterval(100).build()));
         this.restClient = builder.build();
-        this.client = new ElasticsearchAsyncClient(new RestClientTransport(restClient, new JacksonJsonpMapper()));
+        this.client = new ElasticsearchAsyncClient(new RestClientTransport(restClient, new Jackson3JsonpMapper()));
+        this.warnings = warnings;
         this.timeoutMs = timeout;
     }
 
@@ -137,10 +144,7 @@ public final class Repository implements CityLookup, AutoCloseable {
             return null;
         }
         if (response.source() == null) {
-            LOG.log(
-                    Level.WARNING,
-                    "Elasticsearch answered GET /{0}/_doc/{1} with a document without _source",
-                    new Object[] {alias, id});
+            warnings.warn("Elasticsearch answered " + what + " with a document without _source", "index", alias);
             throw AppError.unavailable();
         }
         return response.source();
@@ -153,8 +157,7 @@ public final class Repository implements CityLookup, AutoCloseable {
     private <T> T call(Supplier<CompletableFuture<T>> request, String what) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         if (!inFlight.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS)) {
-            JsonLog.log(LOG, Level.WARNING, "Elasticsearch timed out: " + what, "timeout_ms", timeoutMs);
-            throw AppError.timeout();
+            throw timedOut(what);
         }
         try {
             return await(request.get(), deadline - System.nanoTime(), what);
@@ -169,8 +172,7 @@ public final class Repository implements CityLookup, AutoCloseable {
             return future.get(nanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             future.cancel(true);
-            JsonLog.log(LOG, Level.WARNING, "Elasticsearch timed out: " + what, "timeout_ms", timeoutMs);
-            throw AppError.timeout();
+            throw timedOut(what);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof Exception cause ? cause : e;
         } catch (InterruptedException e) {
@@ -180,7 +182,12 @@ public final class Repository implements CityLookup, AutoCloseable {
         }
     }
 
-    private static AppError backendFailure(String what, Exception e) {
+    private AppError timedOut(String what) {
+        warnings.warn("Elasticsearch timed out: " + what, "timeout_ms", timeoutMs);
+        return AppError.timeout();
+    }
+
+    private AppError backendFailure(String what, Exception e) {
         boolean timedOut = false;
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof SocketTimeoutException || t instanceof ConnectTimeoutException) {
@@ -188,12 +195,10 @@ public final class Repository implements CityLookup, AutoCloseable {
                 break;
             }
         }
-        JsonLog.log(
-                LOG,
-                Level.WARNING,
-                timedOut ? "Elasticsearch timed out: " + what : "Elasticsearch unavailable: " + what,
+        warnings.warn(
+                (timedOut ? "Elasticsearch timed out: " : "Elasticsearch unavailable: ") + what,
                 "error",
-                JsonLog.describe(e));
+                AppError.describe(e));
         return timedOut ? AppError.timeout() : AppError.unavailable();
     }
 

@@ -1,13 +1,11 @@
 package cityref;
 
 import cityref.generated.model.City;
-import org.springframework.stereotype.Service;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /** The service: a city and its region, checked in the contract's order. No HTTP here. */
-@Service
-public class CityService {
+public final class CityService {
     private final CityLookup repository;
 
     public CityService(CityLookup repository) {

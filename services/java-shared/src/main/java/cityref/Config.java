@@ -5,9 +5,13 @@ import java.net.URISyntaxException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
 
 /**
- * The service's configuration, from the environment (the spec, "Operation of a service").
+ * The service's configuration, from the environment (the spec, "Operation of a service"), read
+ * through a lookup by variable name: {@code System::getenv}, or the framework's own view of the
+ * environment (Spring's {@code Environment}).
  *
  * @param port                   PORT, 1..65535
  * @param elasticsearchUrl       ELASTICSEARCH_URL without credentials (they are in username/password)
@@ -22,7 +26,7 @@ public record Config(
     static final List<String> LOG_LEVELS = List.of("error", "warn", "info", "debug");
 
     /** An invalid variable; the message never repeats the value (it may hold a password). */
-    public static final class ConfigException extends Exception {
+    public static final class ConfigException extends RuntimeException {
         @java.io.Serial
         private static final long serialVersionUID = 1L;
 
@@ -38,9 +42,17 @@ public record Config(
         }
     }
 
-    /** Reads and validates every variable; a variable set but empty is invalid, not defaulted. */
+    /** {@link #load(UnaryOperator)} from a map of variables (System.getenv(), or a test's). */
     public static Config load(Map<String, String> env) throws ConfigException {
-        String rawPort = env.getOrDefault("PORT", "8080");
+        return load(env::get);
+    }
+
+    /**
+     * Reads and validates every variable, each looked up by its name (null when unset); a variable
+     * set but empty is invalid, not defaulted.
+     */
+    public static Config load(UnaryOperator<String> env) throws ConfigException {
+        String rawPort = Objects.requireNonNullElse(env.apply("PORT"), "8080");
         int port = digitsOnly(rawPort) && rawPort.length() <= 5 ? Integer.parseInt(rawPort) : 0;
         if (port < 1 || port > 65535) {
             throw new ConfigException("PORT", "PORT must be an integer from 1 to 65535");
@@ -50,7 +62,7 @@ public record Config(
         String username = null;
         String password = null;
         try {
-            URI uri = new URI(env.getOrDefault("ELASTICSEARCH_URL", "http://127.0.0.1:9200"));
+            URI uri = new URI(Objects.requireNonNullElse(env.apply("ELASTICSEARCH_URL"), "http://127.0.0.1:9200"));
             String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
             if (!(scheme.equals("http") || scheme.equals("https"))
                     || uri.getHost() == null
@@ -71,26 +83,31 @@ public record Config(
             throw new ConfigException("ELASTICSEARCH_URL", "ELASTICSEARCH_URL must be an http or https URL");
         }
 
-        String rawTimeout = env.getOrDefault("ELASTICSEARCH_TIMEOUT_MS", "2000");
+        String rawTimeout = Objects.requireNonNullElse(env.apply("ELASTICSEARCH_TIMEOUT_MS"), "2000");
         long timeout = digitsOnly(rawTimeout) && rawTimeout.length() <= 10 ? Long.parseLong(rawTimeout) : 0;
         if (timeout < 1 || timeout > Integer.MAX_VALUE) {
             throw new ConfigException(
                     "ELASTICSEARCH_TIMEOUT_MS", "ELASTICSEARCH_TIMEOUT_MS must be a positive integer");
         }
 
-        String logLevel = env.getOrDefault("LOG_LEVEL", "info");
+        String logLevel = Objects.requireNonNullElse(env.apply("LOG_LEVEL"), "info");
         if (!LOG_LEVELS.contains(logLevel)) {
-            throw new ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug");
+            throw invalidLogLevel();
         }
         return new Config(port, url, username, password, (int) timeout, logLevel);
     }
 
-    /** The URL for log lines: the password replaced by {@code ***}. */
+    /** An invalid LOG_LEVEL (also what Boot's own binding of it as the root level reports). */
+    static ConfigException invalidLogLevel() {
+        return new ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug");
+    }
+
+    /** The URL for log lines: the password replaced by {@code xxxxx} (the spec, "Logging"). */
     public String redactedElasticsearchUrl() {
         if (username == null) {
             return elasticsearchUrl.toString();
         }
-        String auth = password == null ? username : username + ":***";
+        String auth = password == null ? username : username + ":xxxxx";
         String path = elasticsearchUrl.getRawPath() == null ? "" : elasticsearchUrl.getRawPath();
         return elasticsearchUrl.getScheme() + "://" + auth + "@" + elasticsearchUrl.getRawAuthority() + path;
     }

@@ -2,7 +2,7 @@ package cityref;
 
 import tools.jackson.databind.node.ObjectNode;
 
-/** What the service needs from the backend: the {@link CityRepository}, or a fake in tests. */
+/** What the {@link CityService} needs from the backend: the {@link CityRepository}, or a fake in tests. */
 public interface CityLookup {
     /** The city's {@code _source} (flat dotted keys, e.g. {@code "name.en"}); null when not found. */
     ObjectNode findCity(long id, String language);

@@ -26,7 +26,7 @@ class ConfigTest {
         assertEquals("https://es.example:9243/prefix", config.elasticsearchUrl().toString());
         assertEquals("user", config.username());
         assertEquals("secret", config.password());
-        assertEquals("https://user:***@es.example:9243/prefix", config.redactedElasticsearchUrl());
+        assertEquals("https://user:xxxxx@es.example:9243/prefix", config.redactedElasticsearchUrl());
     }
 
     @ParameterizedTest
