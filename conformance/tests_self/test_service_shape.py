@@ -108,15 +108,15 @@ DECLARATIONS = {  # top-level names a file declares that other files of the same
 
 
 def roles(name: str) -> dict[str, str]:
-    """{file: role} of one service from the table."""
-    rows = [line for line in (SERVICES / "README.md").read_text().splitlines() if line.startswith("| ")]
-    header = next(r for r in rows if r.startswith("| role | go-kit"))
-    names = [c.strip() for c in header.strip("|").split("|")][1:]
+    """{file: role} of one service from the table; a shared file ("(java-shared's Query.java)") by its
+    absolute path, so that the code both services compile is checked in each of them."""
     out = {}
-    for row in rows[rows.index(header) + 1 :]:
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        for f in re.findall(r"`([^`]+)`", cells[1 + names.index(name)]):
-            out[f] = cells[0]
+    base, _ = SOURCES[name]
+    for role, files in role_files(name).items():
+        for f in files:
+            own = SERVICES / name / base / f
+            shared = [p for p in SERVICES.glob(f"*-shared/{base}/{f}") if not own.exists()]
+            out[str(shared[0]) if shared else f] = role
     return out
 
 
