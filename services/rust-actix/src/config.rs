@@ -31,6 +31,8 @@ impl fmt::Display for ConfigError {
     }
 }
 
+impl std::error::Error for ConfigError {}
+
 impl Config {
     pub fn from_env() -> Result<Config, ConfigError> {
         // A value that is not valid Unicode reads as "", which every variable rejects.
@@ -107,12 +109,13 @@ fn parse_url(value: &str) -> Option<Url> {
     valid.then_some(url)
 }
 
-/// The URL as it may be logged: a password is replaced by `***`.
+/// The URL as it may be logged: a password is replaced by `xxxxx`, as the spec says (as Go's
+/// `url.URL.Redacted`).
 pub fn redact(url: &Url) -> String {
     let mut url = url.clone();
     if url.password().is_some() {
         // Cannot fail: the URL has a host, since it has credentials.
-        let _ = url.set_password(Some("***"));
+        let _ = url.set_password(Some("xxxxx"));
     }
     url.to_string()
 }
@@ -211,7 +214,12 @@ mod tests {
     #[test]
     fn redacts_the_password() {
         let url = Url::parse("http://elastic:hunter2@127.0.0.1:9200").unwrap();
-        assert_eq!(redact(&url), "http://elastic:***@127.0.0.1:9200/");
+        assert_eq!(redact(&url), "http://elastic:xxxxx@127.0.0.1:9200/");
+        // A percent-encoded password is replaced whole; a user without a password is kept.
+        let url = Url::parse("https://elastic:s3cr%40t@es.example:9243/base/").unwrap();
+        assert_eq!(redact(&url), "https://elastic:xxxxx@es.example:9243/base/");
+        let url = Url::parse("http://elastic@127.0.0.1:9200").unwrap();
+        assert_eq!(redact(&url), "http://elastic@127.0.0.1:9200/");
         let url = Url::parse("http://127.0.0.1:9200").unwrap();
         assert_eq!(redact(&url), "http://127.0.0.1:9200/");
     }

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use actix_web::http::StatusCode;
-use actix_web::http::header::{self, ContentType};
+use actix_web::http::header;
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::models::{self, Language};
@@ -87,8 +87,7 @@ impl ResponseError for AppError {
         if *self == AppError::MethodNotAllowed {
             response.insert_header((header::ALLOW, "GET, HEAD"));
         }
-        let body = serde_json::to_vec(&models::Error::new(self.to_string())).expect("a string always serialises");
-        response.content_type(ContentType::json()).body(body)
+        response.json(models::Error::new(self.to_string()))
     }
 }
 

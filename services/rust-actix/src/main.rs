@@ -19,8 +19,9 @@ use log::{error, info};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::config::{Config, redact};
-use crate::repository::{Repository, Shared};
-use crate::service::Service;
+use crate::repository::{CityRepository, Shared};
+use crate::service::CityService;
+use crate::telemetry::describe;
 use crate::transport::app;
 
 /// The startup check gives up after this, whatever `ELASTICSEARCH_TIMEOUT_MS` says, so a
@@ -28,17 +29,19 @@ use crate::transport::app;
 const STARTUP_CHECK_LIMIT: Duration = Duration::from_secs(10);
 /// In-flight requests get this long after SIGTERM/SIGINT (the contract allows 15 s in all).
 const SHUTDOWN_TIMEOUT_SECS: u64 = 10;
+/// The health check mode's answer must come within this (the spec's 2 s).
+const HEALTHCHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[actix_web::main]
 async fn main() -> ExitCode {
     if std::env::args().skip(1).eq(["healthcheck"]) {
-        return healthcheck();
+        return healthcheck(healthcheck_port(std::env::var("PORT").ok())).await;
     }
     telemetry::init_logging();
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(e) => {
-            error!(variable = e.variable; "{e}");
+            error!(variable = e.variable, error = describe(&e).as_str(); "invalid configuration");
             return ExitCode::FAILURE;
         }
     };
@@ -51,12 +54,12 @@ async fn main() -> ExitCode {
             config.elasticsearch_timeout,
             Shared::default(),
         );
-        move || Repository::new(&es_url, timeout, shared.clone())
+        move || CityRepository::new(&es_url, timeout, shared.clone())
     };
     let repository = match new_repository() {
         Ok(repository) => repository,
         Err(e) => {
-            error!(url = url.as_str(); "cannot create an Elasticsearch client for {url}: {e}");
+            error!(url = url.as_str(), error = describe(&e).as_str(); "cannot create an Elasticsearch client for {url}");
             return ExitCode::FAILURE;
         }
     };
@@ -64,11 +67,12 @@ async fn main() -> ExitCode {
     match tokio::time::timeout(limit, repository.check_health()).await {
         Ok(Ok(())) => info!(url = url.as_str(); "Elasticsearch at {url} is reachable"),
         Ok(Err(reason)) => {
-            error!(url = url.as_str(); "Elasticsearch at {url} is not reachable: {reason}");
+            error!(url = url.as_str(), error = reason.as_str(); "Elasticsearch at {url} is not reachable");
             return ExitCode::FAILURE;
         }
         Err(_) => {
-            error!(url = url.as_str(); "Elasticsearch at {url} did not answer within {} ms", limit.as_millis());
+            let reason = format!("no answer within {} ms", limit.as_millis());
+            error!(url = url.as_str(), error = reason.as_str(); "Elasticsearch at {url} is not reachable");
             return ExitCode::FAILURE;
         }
     }
@@ -83,14 +87,14 @@ async fn main() -> ExitCode {
     let workers = std::thread::available_parallelism().map_or(2, NonZero::get);
     // Each worker gets its own client (connection pool) on its own runtime; the region cache is
     // shared. Creating a client succeeded once above, so it cannot fail here.
-    let server = HttpServer::new(move || app(Service::new(new_repository().expect("Elasticsearch client"))))
+    let server = HttpServer::new(move || app(CityService::new(new_repository().expect("Elasticsearch client"))))
         .shutdown_signal(stop_signal(terminate, interrupt)) // graceful; replaces actix's handlers
         .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
         .bind(("0.0.0.0", config.port));
     let server = match server {
         Ok(server) => server.run(),
         Err(e) => {
-            error!(port = config.port; "cannot listen on port {}: {e}", config.port);
+            error!(port = config.port, error = describe(&e).as_str(); "cannot listen on port {}", config.port);
             return ExitCode::FAILURE;
         }
     };
@@ -101,7 +105,7 @@ async fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            error!("server failed: {e}");
+            error!(error = describe(&e).as_str(); "server failed");
             ExitCode::FAILURE
         }
     }
@@ -118,28 +122,34 @@ async fn stop_signal(mut terminate: Signal, mut interrupt: Signal) {
     info!(signal = name; "{name} received; stopping gracefully");
 }
 
-/// The spec's health check mode: `GET /health` on 127.0.0.1:`PORT` (8080 when unset or invalid),
-/// exit 0 for a 200 within 2 s, else 1. For `HEALTHCHECK` in an image with no shell or curl.
-fn healthcheck() -> ExitCode {
-    use std::io::{Read, Write};
-    let port = std::env::var("PORT")
-        .ok()
-        .and_then(|p| p.parse::<u16>().ok())
+/// The health check mode's port: `PORT`, or 8080 when it is unset or not a valid port.
+fn healthcheck_port(port: Option<String>) -> u16 {
+    port.and_then(|p| p.parse::<u16>().ok())
         .filter(|p| *p > 0)
-        .unwrap_or(8080);
-    let timeout = Duration::from_secs(2);
-    let status_line = || -> std::io::Result<[u8; 12]> {
-        let mut stream = std::net::TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), timeout)?;
-        stream.set_read_timeout(Some(timeout))?;
-        stream.set_write_timeout(Some(timeout))?;
-        stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")?;
-        let mut head = [0u8; 12];
-        stream.read_exact(&mut head)?;
-        Ok(head)
+        .unwrap_or(8080)
+}
+
+/// The spec's health check mode: `GET /health` on 127.0.0.1:`port`, exit 0 for a 200 within 2 s,
+/// else 1. For `HEALTHCHECK` in an image with no shell or curl. The request is reqwest's, the HTTP
+/// client the Elasticsearch client already brings; the 2 s cap is its total request timeout
+/// (connect, send, the answer's head).
+async fn healthcheck(port: u16) -> ExitCode {
+    let client = reqwest::Client::builder()
+        .timeout(HEALTHCHECK_TIMEOUT)
+        .no_proxy() // 127.0.0.1 directly, whatever HTTP_PROXY says
+        .build();
+    let answered_200 = match client {
+        Ok(client) => client
+            .get(format!("http://127.0.0.1:{port}/health"))
+            .send()
+            .await
+            .is_ok_and(|response| response.status() == reqwest::StatusCode::OK),
+        Err(_) => false,
     };
-    match status_line() {
-        Ok(head) if head[..9] == *b"HTTP/1.1 " && head[9..] == *b"200" => ExitCode::SUCCESS,
-        _ => ExitCode::FAILURE,
+    if answered_200 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 
@@ -157,9 +167,9 @@ mod tests {
         body: String,
     }
 
-    fn nowhere() -> Service {
+    fn nowhere() -> CityService {
         let nowhere = elasticsearch::http::Url::parse("http://127.0.0.1:1").unwrap();
-        Service::new(Repository::new(&nowhere, Duration::from_millis(500), Shared::default()).unwrap())
+        CityService::new(CityRepository::new(&nowhere, Duration::from_millis(500), Shared::default()).unwrap())
     }
 
     /// One request to the app as `main` builds it, with a backend nobody listens on.
@@ -330,6 +340,56 @@ mod tests {
                 "{labels}\n{metrics}"
             );
         }
+    }
+
+    #[test]
+    fn healthcheck_port_is_8080_unless_port_is_valid() {
+        assert_eq!(healthcheck_port(None), 8080);
+        for invalid in ["", "0", "65536", "-1", "8o", "99999999999"] {
+            assert_eq!(healthcheck_port(Some(invalid.into())), 8080, "{invalid}");
+        }
+        assert_eq!(healthcheck_port(Some("8081".into())), 8081);
+    }
+
+    /// The health check mode against the app on actix-web's `HttpServer` (0), against a port
+    /// nobody listens on, a server answering 503, and one that never answers (1, after 2 s).
+    #[actix_web::test]
+    async fn healthcheck_mode() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = HttpServer::new(|| app(nowhere()))
+            .workers(1)
+            .disable_signals()
+            .listen(listener)
+            .unwrap()
+            .run();
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        assert_eq!(healthcheck(port).await, ExitCode::SUCCESS);
+        handle.stop(false).await;
+        assert_eq!(healthcheck(port).await, ExitCode::FAILURE);
+
+        let unavailable = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = unavailable.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut stream, _) = unavailable.accept().unwrap();
+            let _ = stream.read(&mut [0; 4096]);
+            let _ = stream.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n");
+        });
+        assert_eq!(healthcheck(port).await, ExitCode::FAILURE);
+
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap(); // never accepts
+        let started = std::time::Instant::now();
+        assert_eq!(
+            healthcheck(silent.local_addr().unwrap().port()).await,
+            ExitCode::FAILURE
+        );
+        let waited = started.elapsed();
+        assert!(
+            waited >= HEALTHCHECK_TIMEOUT && waited < Duration::from_secs(3),
+            "{waited:?}"
+        );
     }
 
     /// Sends `input` on one connection to the app on actix-web's `HttpServer`, as `main` serves

@@ -1,7 +1,6 @@
 //! Elasticsearch access: cities and regions by document id, found regions cached.
 
 use std::collections::HashMap;
-use std::error::Error as _;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -18,6 +17,7 @@ use tokio::sync::Semaphore;
 
 use crate::errors::AppError;
 use crate::models::Language;
+use crate::telemetry::describe;
 
 const CITY_ALIAS: &str = "city";
 const REGION_ALIAS: &str = "region";
@@ -28,9 +28,9 @@ const REGION_FIELDS: &[&str] = &["name.cs", "name.de", "name.en", "name.pl", "na
 /// A document's `_source`: a JSON object with GoOut's flat dotted keys (`"name.en"`).
 pub type Source = Value;
 
-/// The lookups the service depends on (implemented by [`Repository`]; a fake in the service's
-/// tests). `Ok(None)` is a plain not-found; an error is the backend's (503, 504).
-pub trait Lookup {
+/// The lookups the city service depends on (implemented by [`CityRepository`]; a fake in the
+/// service's tests). `Ok(None)` is a plain not-found; an error is the backend's (503, 504).
+pub trait CityLookup {
     /// The city's stored fields, with its name in `language` if it has one.
     async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError>;
     /// The region's stored names.
@@ -80,7 +80,7 @@ impl Default for Shared {
 
 /// One per worker (its own connection pool, at most [`MAX_IN_FLIGHT`] busy connections in all
 /// workers together), all sharing one [`Shared`].
-pub struct Repository {
+pub struct CityRepository {
     client: Elasticsearch,
     shared: Shared,
     timeout: Duration,
@@ -94,10 +94,10 @@ struct GetResponse {
     source: Option<Source>,
 }
 
-impl Repository {
+impl CityRepository {
     /// `url` may carry `user:password@`: they are sent as basic auth, never as part of a
     /// request URL (so they never appear in error messages either).
-    pub fn new(url: &Url, timeout: Duration, shared: Shared) -> Result<Repository, BuildError> {
+    pub fn new(url: &Url, timeout: Duration, shared: Shared) -> Result<CityRepository, BuildError> {
         let mut base = url.clone();
         let _ = base.set_username("");
         let _ = base.set_password(None);
@@ -114,7 +114,7 @@ impl Repository {
             let (user, password) = (decode(url.username()), decode(url.password().unwrap_or("")));
             builder = builder.auth(Credentials::Basic(user, password));
         }
-        Ok(Repository {
+        Ok(CityRepository {
             client: Elasticsearch::new(builder.build()?),
             shared,
             timeout,
@@ -163,13 +163,13 @@ impl Repository {
             ._source_includes(fields)
             .send()
             .await
-            .map_err(backend_error)?;
+            .map_err(|e| backend_error(alias, id, &e))?;
         let status = response.status_code().as_u16();
         if status != 200 && status != 404 {
             warn!(status = status; "Elasticsearch answered GET {alias}/_doc/{id} with an error status");
             return Err(AppError::Unavailable);
         }
-        let body: GetResponse = response.json().await.map_err(backend_error)?;
+        let body: GetResponse = response.json().await.map_err(|e| backend_error(alias, id, &e))?;
         match (status, body) {
             (
                 200,
@@ -187,7 +187,7 @@ impl Repository {
     }
 }
 
-impl Lookup for Repository {
+impl CityLookup for CityRepository {
     /// The city's scalar fields and its name in `language`; never `geometry` or `population`.
     async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError> {
         let name = format!("name.{language}");
@@ -205,34 +205,17 @@ impl Lookup for Repository {
     }
 }
 
-/// A failed round-trip: no answer in time is a timeout; refused, reset, an unreadable or
-/// unexpected answer is "unavailable".
-fn backend_error(error: elasticsearch::Error) -> AppError {
+/// A failed round-trip of `GET <alias>/_doc/<id>`: no answer in time is a timeout; refused,
+/// reset, an unreadable or unexpected answer is "unavailable". Logged with the failure in `error`.
+fn backend_error(alias: &str, id: &str, error: &elasticsearch::Error) -> AppError {
+    let text = describe(error);
     if error.is_timeout() {
-        warn!("Elasticsearch timed out: {}", describe(&error));
+        warn!(error = text.as_str(); "Elasticsearch timed out: GET {alias}/_doc/{id}");
         AppError::Timeout
     } else {
-        warn!("Elasticsearch unavailable: {}", describe(&error));
+        warn!(error = text.as_str(); "Elasticsearch unavailable: GET {alias}/_doc/{id}");
         AppError::Unavailable
     }
-}
-
-/// The error and its causes ("error sending request ...: ...: Connection refused"), each
-/// text once (the client's error repeats its cause's).
-pub fn describe(error: &elasticsearch::Error) -> String {
-    let mut text = error.to_string();
-    let mut last = text.clone();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if cause_text != last {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        last = cause_text;
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -262,8 +245,8 @@ mod tests {
         url
     }
 
-    fn repository(url: &Url) -> Repository {
-        Repository::new(url, Duration::from_millis(300), Shared::default()).unwrap()
+    fn repository(url: &Url) -> CityRepository {
+        CityRepository::new(url, Duration::from_millis(300), Shared::default()).unwrap()
     }
 
     fn answer(status: &str, body: &'static str) -> &'static str {
@@ -344,16 +327,16 @@ mod tests {
         let found = r#"{"_index":"region_v1","_id":"1","found":true,"_source":{"name.en":"Prague"}}"#;
         let shared = Shared::default();
         let url = fake_elasticsearch(Some(answer("200 OK", found)));
-        let first = Repository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
+        let first = CityRepository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
         assert!(first.find_region(1).await.unwrap().is_some());
         // Another worker's repository, pointing nowhere, answers from the shared cache.
         let nowhere = Url::parse("http://127.0.0.1:1").unwrap();
-        let second = Repository::new(&nowhere, Duration::from_millis(300), shared.clone()).unwrap();
+        let second = CityRepository::new(&nowhere, Duration::from_millis(300), shared.clone()).unwrap();
         assert_eq!(second.find_region(1).await.unwrap().unwrap()["name.en"], "Prague");
         assert_eq!(second.find_region(2).await, Err(AppError::Unavailable));
         let missing = r#"{"_index":"region_v1","_id":"3","found":false}"#;
         let url = fake_elasticsearch(Some(answer("404 Not Found", missing)));
-        let third = Repository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
+        let third = CityRepository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
         assert_eq!(third.find_region(3).await, Ok(None));
         assert!(shared.regions.get(3).is_none());
     }

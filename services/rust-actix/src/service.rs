@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::errors::AppError;
 use crate::models::{City, Language};
 use crate::query::CityQuery;
-use crate::repository::{Lookup, Repository};
+use crate::repository::{CityLookup, CityRepository};
 
 /// The stored city fields the response needs; any missing or mistyped one makes the city
 /// malformed. The name is looked up separately (`name.<language>`).
@@ -21,13 +21,13 @@ struct StoredCity {
 }
 
 /// The city service over its lookup: the repository when served, a fake in the tests.
-pub struct Service<L = Repository> {
+pub struct CityService<L = CityRepository> {
     lookup: L,
 }
 
-impl<L: Lookup> Service<L> {
+impl<L: CityLookup> CityService<L> {
     pub fn new(lookup: L) -> Self {
-        Service { lookup }
+        CityService { lookup }
     }
 
     /// Looks the city and its region up and runs the contract's checks in the contract's order:
@@ -82,7 +82,7 @@ mod tests {
         region_lookups: Cell<u32>,
     }
 
-    impl Lookup for Fake {
+    impl CityLookup for Fake {
         async fn find_city(&self, _: i64, _: Language) -> Result<Option<Source>, AppError> {
             self.city.clone()
         }
@@ -150,7 +150,7 @@ mod tests {
             ),
         ];
         for (city, region, expected, region_lookups) in cases {
-            let service = Service::new(Fake {
+            let service = CityService::new(Fake {
                 city,
                 region,
                 region_lookups: Cell::new(0),

@@ -2,6 +2,7 @@
 //! middleware that logs and measures every request.
 
 use std::io::Write;
+use std::num::NonZero;
 use std::sync::LazyLock;
 use std::time::Instant;
 
@@ -13,6 +14,8 @@ use log::kv::{self, VisitSource};
 use log::{LevelFilter, Log, Metadata, Record, info};
 use prometheus::{Encoder, HistogramOpts, HistogramVec, TextEncoder};
 use time::OffsetDateTime;
+use time::format_description::well_known::Iso8601;
+use time::format_description::well_known::iso8601::{Config, EncodedConfig, TimePrecision};
 
 /// `Content-Type` of `/metrics` (Prometheus text exposition format 0.0.4).
 pub const METRICS_CONTENT_TYPE: &str = prometheus::TEXT_FORMAT;
@@ -79,6 +82,25 @@ pub fn render_metrics() -> String {
     String::from_utf8(text).expect("the text format is UTF-8")
 }
 
+/// A failure as a log line carries it in `error` (the spec's Logging rule): the error's text, then
+/// the text of each cause (`source()`) that the text so far does not already contain, joined by
+/// `: ` ("error sending request for url (...): client error (Connect): tcp connect error:
+/// Connection refused (os error 111)": the client's error repeats its cause's text, which is
+/// written once).
+pub fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// Installs the JSON-lines logger at `info` (until the configuration sets its level).
 pub fn init_logging() {
     // Only fails if a logger is already installed (a second call in tests): keep that one.
@@ -109,18 +131,20 @@ impl Log for JsonLogger {
     }
 }
 
+/// `ts`: RFC 3339 in UTC with milliseconds, always as wide (`2025-11-21T22:00:00.123Z`), as
+/// `time` formats it. Its `Rfc3339` writes only the fraction digits a time needs (`.02`, and none
+/// on a whole second), so lines would no longer sort by their text; its ISO 8601 format, whose
+/// defaults are RFC 3339's profile (four-digit year, `-` and `:`, `Z` for UTC), set to three
+/// fraction digits (truncated, not rounded) writes the same text at a fixed width.
+const TS_FORMAT: EncodedConfig = Config::DEFAULT
+    .set_time_precision(TimePrecision::Second {
+        decimal_digits: NonZero::new(3),
+    })
+    .encode();
+
 fn format_line(now: OffsetDateTime, record: &Record<'_>) -> Vec<u8> {
-    // RFC 3339 in UTC with a fixed width: 2025-11-21T22:00:00.123Z
-    let ts = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        now.year(),
-        u8::from(now.month()),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second(),
-        now.millisecond()
-    );
+    // Cannot fail: a UTC time from the clock has a four-digit year.
+    let ts = now.format(&Iso8601::<TS_FORMAT>).unwrap_or_default();
     let mut line = Vec::with_capacity(160);
     line.extend_from_slice(b"{\"ts\":");
     write_json(&mut line, &ts);
@@ -199,9 +223,68 @@ mod tests {
     #[test]
     fn timestamps_have_a_fixed_width() {
         let record = Record::builder().level(Level::Info).args(format_args!("x")).build();
-        let now = OffsetDateTime::from_unix_timestamp_nanos(1_763_762_400_020_000_000).unwrap();
-        let line: Value = serde_json::from_slice(&format_line(now, &record)).unwrap();
-        assert_eq!(line["ts"], "2025-11-21T22:00:00.020Z");
+        let ts = |nanos| {
+            let now = OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap();
+            let line: Value = serde_json::from_slice(&format_line(now, &record)).unwrap();
+            line["ts"].as_str().unwrap().to_owned()
+        };
+        assert_eq!(ts(1_763_762_400_020_000_000), "2025-11-21T22:00:00.020Z");
+        assert_eq!(ts(1_763_762_400_000_000_000), "2025-11-21T22:00:00.000Z");
+        assert_eq!(ts(1_763_762_400_999_999_999), "2025-11-21T22:00:00.999Z"); // truncated
+        // Where RFC 3339's shortest form has three fraction digits, it is the same text.
+        let now = OffsetDateTime::from_unix_timestamp_nanos(1_763_762_400_123_000_000).unwrap();
+        let rfc3339 = now.format(&time::format_description::well_known::Rfc3339).unwrap();
+        assert_eq!(ts(1_763_762_400_123_456_789), rfc3339);
+    }
+
+    /// The spec's rule: the error's text, then each cause's text that the text so far does not
+    /// already contain, joined by `: `.
+    #[test]
+    fn failures_are_described_with_each_new_cause_once() {
+        #[derive(Debug)]
+        struct Failure(&'static str, Option<Box<Failure>>);
+        impl std::fmt::Display for Failure {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Failure {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_deref().map(|cause| cause as _)
+            }
+        }
+        let chain = |texts: &[&'static str]| {
+            texts
+                .iter()
+                .rev()
+                .fold(None, |cause, text| Some(Box::new(Failure(text, cause))))
+                .unwrap()
+        };
+        for (texts, want) in [
+            (&["refused"][..], "refused"),
+            (&["error sending request", "refused"], "error sending request: refused"),
+            // The client's error repeats its cause's text: written once.
+            (
+                &[
+                    "error sending request for url (x)",
+                    "error sending request for url (x)",
+                    "refused",
+                ],
+                "error sending request for url (x): refused",
+            ),
+            // A cause an earlier text already contains, even when it is not the one just before.
+            (
+                &[
+                    "request failed: tcp connect error",
+                    "client error (Connect)",
+                    "tcp connect error",
+                ],
+                "request failed: tcp connect error: client error (Connect)",
+            ),
+            (&["a", "b", "a", "c"], "a: b: c"),
+        ] {
+            assert_eq!(describe(&*chain(texts)), want, "{texts:?}");
+        }
     }
 
     #[test]

@@ -6,15 +6,11 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Uri;
 use actix_web::http::header::ContentType;
 use actix_web::middleware::{Next, from_fn};
-use actix_web::{
-    App, FromRequest, Handler, HttpRequest, HttpResponse, HttpResponseBuilder, Resource, Responder, ResponseError,
-    guard, web,
-};
-use serde::Serialize;
+use actix_web::{App, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, ResponseError, guard, web};
 
 use crate::errors::AppError;
 use crate::models::{Health, HealthStatus};
-use crate::service::Service;
+use crate::service::CityService;
 use crate::{query, telemetry};
 
 const CITY: &str = "/city/v1/get";
@@ -33,17 +29,20 @@ pub const MAX_REQUEST_TARGET: usize = 8192;
 static OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/openapi.json"));
 
 /// `GET /city/v1/get?id=<id>&language=<language>`
-pub async fn get_city(req: HttpRequest, service: web::Data<Service>) -> Result<HttpResponse, AppError> {
+pub async fn get_city(req: HttpRequest, service: web::Data<CityService>) -> Result<HttpResponse, AppError> {
     let query = query::parse_query(req.query_string())?;
     let city = service.get_city(query).await?;
-    Ok(json(HttpResponse::Ok(), &city))
+    // actix-web's JSON answer: serde_json (compact, fields in the model's order, non-ASCII
+    // literal) and `Content-Type: application/json`, the contract's wire format.
+    Ok(HttpResponse::Ok().json(city))
 }
 
 pub async fn health() -> HttpResponse {
-    json(HttpResponse::Ok(), &Health::new(HealthStatus::Up))
+    HttpResponse::Ok().json(Health::new(HealthStatus::Up))
 }
 
 pub async fn api_docs() -> HttpResponse {
+    // Not `.json()`, which serialises a value: the contract is already JSON, served byte for byte.
     HttpResponse::Ok().content_type(ContentType::json()).body(OPENAPI_JSON)
 }
 
@@ -84,15 +83,9 @@ fn request_target_len(uri: &Uri) -> usize {
     }
 }
 
-/// A compact JSON body with `Content-Type: application/json`.
-pub fn json<T: Serialize>(mut response: HttpResponseBuilder, value: &T) -> HttpResponse {
-    let body = serde_json::to_vec(value).expect("the models always serialise");
-    response.content_type(ContentType::json()).body(body)
-}
-
 /// The application: routes, then (outermost first) telemetry and the request-target limit.
 pub fn app(
-    service: Service,
+    service: CityService,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
