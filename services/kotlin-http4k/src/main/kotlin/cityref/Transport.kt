@@ -125,7 +125,7 @@ fun bytesResponse(
 
 /** The error's JSON body (`{"message":…}`), with `Allow` for a 405. */
 fun AppError.toResponse(): Response =
-    jsonResponse(status, ErrorBody(message))
+    jsonResponse(Status.fromCode(status) ?: Status(status, ""), ErrorBody(message))
         .let { if (this is AppError.MethodNotAllowed) it.header("Allow", "GET, HEAD") else it }
 
 private val log = LoggerFactory.getLogger("cityref.errors")

@@ -29,6 +29,7 @@ class AppTest {
                     1L -> source("""{"id":1,"countryIso":"CZ","isFeatured":true,"regionId":10,"name.$language":"Plzeň"}""")
                     2L -> source("""{"id":2,"countryIso":"CZ","isFeatured":"yes","regionId":10}""")
                     3L -> throw AppError.Timeout
+                    4L -> source("""{"id":4,"countryIso":"CZ","isFeatured":false,"regionId":10}""")
                     else -> null
                 }
 
@@ -76,6 +77,16 @@ class AppTest {
             400,
             """{"message":"Bad Request: parameter 'id' must be an integer from 1 to 9223372036854775807; parameter 'language' is missing"}""",
         )
+    }
+
+    @Test
+    fun `no region lookup before the city passed its checks`() {
+        assertJson(call(GET, "/city/v1/get?id=4&language=en"), 500, """{"message":"Internal Server Error: City#4 has no name in 'en'."}""")
+        assertEquals(500, call(GET, "/city/v1/get?id=2&language=en").status.code)
+        assertEquals(404, call(GET, "/city/v1/get?id=99&language=en").status.code)
+        assertEquals(0, backend.regionLookups)
+        assertEquals(200, call(GET, "/city/v1/get?id=1&language=en").status.code)
+        assertEquals(1, backend.regionLookups)
     }
 
     @Test

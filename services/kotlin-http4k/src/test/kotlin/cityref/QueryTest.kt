@@ -7,7 +7,6 @@ import org.http4k.lens.LensFailure
 import kotlin.test.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
-import kotlin.test.assertNull
 
 class QueryTest {
     private fun problems(query: String): List<String> =
@@ -33,18 +32,5 @@ class QueryTest {
     @Test
     fun `undecodable names are ignored`() {
         assertEquals(CityQuery(1, Language.en), cityQuery(Request(GET, "/city/v1/get?%zz=1&id=1&language=en&id%FF=2")))
-    }
-
-    @Test
-    fun ids() {
-        assertEquals(9223372036854775807, parseId("0009223372036854775807"))
-        listOf("", "0", "-1", "+1", " 1", "1e3", "9223372036854775808", "١").forEach { assertNull(parseId(it), it) }
-    }
-
-    @Test
-    fun `strict form decoding`() {
-        assertEquals("a b", formDecode("a+b"))
-        assertEquals("Plzeň", formDecode("Plze%C5%88"))
-        listOf("%", "%z", "1%", "%FF", "%C1%A5", "%ED%A0%80").forEach { assertNull(formDecode(it), it) }
     }
 }

@@ -42,7 +42,7 @@ private val METRICS_TYPE = ContentType.parse(METRICS_CONTENT_TYPE)
 /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
 private val OPENAPI_JSON: ByteArray = object {}.javaClass.getResourceAsStream("/openapi.json")!!.readBytes()
 
-private val log = LoggerFactory.getLogger("cityref.handler")
+private val log = LoggerFactory.getLogger("cityref.Transport")
 
 /**
  * Netty's decoder limits (defaults 4096 and 8192): a request line and a header section of up to
@@ -173,7 +173,11 @@ private fun <T> encode(
     value: T,
 ): ByteArray = json.encodeToString(serializer, value).toByteArray(Charsets.UTF_8)
 
+/** 414 with RFC 9110's reason phrase (Ktor's `RequestURITooLong` has RFC 2616's "Request-URI Too Long"). */
+private val URI_TOO_LONG = HttpStatusCode(414, "URI Too Long")
+
 private suspend fun ApplicationCall.respondError(error: AppError) {
     if (error is AppError.MethodNotAllowed) response.header(HttpHeaders.Allow, "GET, HEAD")
-    respondBytes(encode(ErrorBody.serializer(), ErrorBody(error.message)), JSON_TYPE, error.status)
+    val status = if (error.status == URI_TOO_LONG.value) URI_TOO_LONG else HttpStatusCode.fromValue(error.status)
+    respondBytes(encode(ErrorBody.serializer(), ErrorBody(error.message)), JSON_TYPE, status)
 }

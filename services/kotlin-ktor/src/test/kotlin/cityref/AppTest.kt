@@ -40,9 +40,11 @@ private class FakeLookup : CityLookup {
 }
 
 class AppTest {
+    private val lookup = FakeLookup()
+
     private fun app(block: suspend ApplicationTestBuilder.() -> Unit) =
         testApplication {
-            application { cityref(CityService(FakeLookup()), Metrics()) }
+            application { cityref(CityService(lookup), Metrics()) }
             block()
         }
 
@@ -85,6 +87,17 @@ class AppTest {
                 assertEquals("application/json", r.headers["Content-Type"], path)
                 assertEquals("""{"message":"${expected.second}"}""", r.bodyAsText(), path)
             }
+        }
+
+    @Test
+    fun noRegionLookupBeforeTheCityPassedItsChecks() =
+        app {
+            for (query in listOf("id=7&language=en", "id=4&language=en", "id=2&language=pl")) {
+                assertEquals(HttpStatusCode.fromValue(if (query.startsWith("id=7")) 404 else 500), get("/city/v1/get?$query").status, query)
+            }
+            assertEquals(0, lookup.regionLookups)
+            assertEquals(HttpStatusCode.OK, get("/city/v1/get?id=1&language=pl").status)
+            assertEquals(1, lookup.regionLookups)
         }
 
     @Test

@@ -4,7 +4,6 @@ import cityref.generated.models.Language
 import kotlin.test.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
-import kotlin.test.assertNull
 
 class QueryTest {
     private val missingId = "parameter 'id' is missing"
@@ -96,18 +95,5 @@ class QueryTest {
         assertEquals(repeatedId, problems("id=1&%69d=1&language=en"))
         assertEquals("$repeatedId; $invalidLanguage", problems("id=1&id=2&language=xx"))
         assertEquals("$invalidId; $repeatedLanguage", problems("id=x&language=en&language=de"))
-    }
-
-    @Test
-    fun formDecoding() {
-        assertEquals("a b", formDecode("a+b"))
-        assertEquals("a+b", formDecode("a%2Bb"))
-        assertEquals("Plzeň", formDecode("Plze%C5%88"))
-        assertNull(formDecode("%"))
-        assertNull(formDecode("%4"))
-        assertNull(formDecode("%g1"))
-        assertNull(formDecode("%C3%28"))
-        assertNull(formDecode("%ED%A0%80")) // a surrogate
-        assertNull(formDecode("%C1%A5")) // overlong
     }
 }

@@ -12,7 +12,7 @@ data class Config(
     val elasticsearchTimeoutMs: Long,
     val logLevel: String,
 ) {
-    /** The URL for log lines: the password replaced by `***`. */
+    /** The URL for log lines: the password replaced by `xxxxx` (the spec, as Go's `url.URL.Redacted`). */
     val redactedElasticsearchUrl: String
         get() = redact(elasticsearchUrl, username, password)
 }
@@ -88,6 +88,6 @@ private fun redact(
     password: String?,
 ): String {
     if (user == null) return url.toString()
-    val auth = if (password != null) "$user:***" else user
+    val auth = if (password != null) "$user:xxxxx" else user
     return "${url.scheme}://$auth@${url.rawAuthority}${url.rawPath ?: ""}"
 }

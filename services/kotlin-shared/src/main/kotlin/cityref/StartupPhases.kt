@@ -1,8 +1,6 @@
 package cityref
 
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.ExecutionException
-import java.util.concurrent.FutureTask
 
 /**
  * How long each startup phase took, in milliseconds from `main()` (System.nanoTime), for the
@@ -40,36 +38,4 @@ class StartupPhases {
     fun fields(): List<Pair<String, Long>> =
         order.mapNotNull { name -> phases[name]?.let { "${name}_ms" to it } } +
             ("startup_ms" to (System.nanoTime() - origin) / 1_000_000)
-}
-
-/**
- * The spec's startup check, off the main thread: [connect] builds the Elasticsearch client (phase
- * `elasticsearch_client`), then [check] makes the one round-trip (`health_check`), while the main
- * thread builds the server. The spec only requires the round-trip before
- * listening, so the main thread calls [await] before it starts the server. After a failed check
- * the service exits, so the client is left as it is (closing it could wait on the request that
- * timed out).
- */
-class StartupCheck<R>(
-    phases: StartupPhases,
-    connect: () -> R,
-    check: (R) -> Unit,
-) {
-    private val task =
-        FutureTask {
-            val client = phases.time("elasticsearch_client", connect)
-            runCatching { phases.time("health_check") { check(client) } }.map { client }
-        }
-
-    init {
-        Thread.ofPlatform().name("startup-check").start(task)
-    }
-
-    /** The client once the round-trip succeeded, or the check's failure; throws if the client could not be built. */
-    fun await(): Result<R> =
-        try {
-            task.get()
-        } catch (e: ExecutionException) {
-            throw e.cause ?: e
-        }
 }

@@ -23,7 +23,7 @@ class ConfigTest {
         assertEquals("user", config.username)
         assertEquals("s3cret", config.password)
         assertEquals("https://es.example:9243/prefix", config.elasticsearchUrl.toString())
-        assertEquals("https://user:***@es.example:9243/prefix", config.redactedElasticsearchUrl)
+        assertEquals("https://user:xxxxx@es.example:9243/prefix", config.redactedElasticsearchUrl)
         assertFalse("s3cret" in config.redactedElasticsearchUrl)
     }
 
