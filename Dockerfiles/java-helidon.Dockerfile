@@ -30,7 +30,7 @@ FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/
 COPY --from=jar /src/services/jvm.args /src/services/java-helidon/target/cityref-java-helidon.jar /app/
 COPY --from=jar /src/services/java-helidon/target/libs/ /app/libs/
-RUN sh /build/build.sh /app/cityref-java-helidon.jar
+RUN ADD_MODULES=java.xml sh /build/build.sh /app/cityref-java-helidon.jar
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev

@@ -3,6 +3,7 @@
 # run in a JDK 25 image with the service in /app:
 #   build.sh <jar> [java options the service runs with, besides @/app/jvm.args]
 # KEEP_MODULES (environment): modules of the list below that this service does use.
+# ADD_MODULES (environment): modules to add that jdeps folds into a left-out one (see below).
 # 1. /opt/jre: a jlink'd runtime with only the JDK modules jdeps finds in the jar (and /app/libs or
 #    /app/lib, the libraries beside it).
 # 2. Fixed mtimes (0) on /opt/jre and /app: the AOT cache records the jars' mtimes and the image
@@ -25,6 +26,10 @@ found=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar
 # java.beans introspection, java.instrument for Tomcat's web application class loader).
 unused=$(echo java.desktop java.sql java.instrument | tr ' ' '\n' | grep -vxF "$(echo "${KEEP_MODULES:-}" | tr ' ,' '\n\n')" | paste -sd' ' -)
 modules=$(echo "$found" | tr , '\n' | grep -vxF "$(echo "$unused" | tr ' ' '\n')" | paste -sd, -)
+# ADD_MODULES (environment): modules a service needs that jdeps leaves out of its list because a left-out
+# module above requires them transitively (java-helidon: java.xml, which Jackson 3's databind links at
+# startup and which jdeps folds into java.desktop).
+modules="$modules${ADD_MODULES:+,$ADD_MODULES}"
 echo "jlink modules: $modules (jdeps found: $found)"
 jlink --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=zip-6 \
   --output /opt/jre
