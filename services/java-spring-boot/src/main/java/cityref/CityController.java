@@ -5,10 +5,9 @@ import cityref.generated.model.Health;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.util.Objects;
 import java.util.Set;
+import org.springframework.core.io.ClassPathResource;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -29,15 +28,17 @@ class CityController {
 
     /** Prometheus text format 0.0.4. */
     private static final MediaType METRICS = MediaType.parseMediaType("text/plain; version=0.0.4; charset=utf-8");
-    /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
-    private static final byte[] OPENAPI_JSON = resource("/openapi.json");
 
     private final CityService service;
     private final PrometheusMeterRegistry registry;
 
-    CityController(CityService service, PrometheusMeterRegistry registry) {
+    /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
+    private final byte[] openapiJson;
+
+    CityController(CityService service, PrometheusMeterRegistry registry) throws IOException {
         this.service = service;
         this.registry = registry;
+        this.openapiJson = new ClassPathResource("openapi.json").getContentAsByteArray();
     }
 
     /** The raw query string, parsed by {@link Query} exactly as the spec words it. */
@@ -54,7 +55,7 @@ class CityController {
 
     @GetMapping("/api-docs")
     ResponseEntity<byte[]> apiDocs() {
-        return json(OPENAPI_JSON);
+        return json(openapiJson);
     }
 
     /** The registry Spring Boot configures (application.properties: the spec's histogram only). */
@@ -84,16 +85,5 @@ class CityController {
 
     private static <T> ResponseEntity<T> json(T body) {
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
-    }
-
-    private static byte[] resource(String name) {
-        try (InputStream in = CityController.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + name);
-            }
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
