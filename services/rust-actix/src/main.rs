@@ -358,14 +358,7 @@ mod tests {
         use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let server = HttpServer::new(|| app(nowhere()))
-            .workers(1)
-            .disable_signals()
-            .listen(listener)
-            .unwrap()
-            .run();
-        let handle = server.handle();
-        actix_web::rt::spawn(server);
+        let handle = serve_on(listener);
         assert_eq!(healthcheck(port).await, ExitCode::SUCCESS);
         handle.stop(false).await;
         assert_eq!(healthcheck(port).await, ExitCode::FAILURE);
@@ -392,12 +385,9 @@ mod tests {
         );
     }
 
-    /// Sends `input` on one connection to the app on actix-web's `HttpServer`, as `main` serves
-    /// it; everything it answers until it closes the connection.
-    async fn on_the_wire(input: Vec<u8>) -> String {
-        use std::io::{Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
+    /// The app on actix-web's `HttpServer` (one worker, no signal handling) on `listener`, running
+    /// on the test's runtime until its handle stops it.
+    fn serve_on(listener: std::net::TcpListener) -> actix_web::dev::ServerHandle {
         let server = HttpServer::new(|| app(nowhere()))
             .workers(1)
             .disable_signals()
@@ -406,6 +396,16 @@ mod tests {
             .run();
         let handle = server.handle();
         actix_web::rt::spawn(server);
+        handle
+    }
+
+    /// Sends `input` on one connection to the app on actix-web's `HttpServer`, as `main` serves
+    /// it; everything it answers until it closes the connection.
+    async fn on_the_wire(input: Vec<u8>) -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let handle = serve_on(listener);
         let answer = actix_web::rt::task::spawn_blocking(move || {
             let mut stream = std::net::TcpStream::connect(address).unwrap();
             stream.write_all(&input).unwrap();
