@@ -1,5 +1,8 @@
 package cityref;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Every non-2xx answer of the service: its status code and its fixed message (the spec's table).
  * Thrown anywhere below the transport, which renders it with its framework's own status type.
@@ -95,8 +98,7 @@ public final class AppError extends RuntimeException {
      */
     public static String describe(Throwable e) {
         StringBuilder out = new StringBuilder();
-        int n = 0;
-        for (Throwable t = e; t != null && n < 10; t = t.getCause() == t ? null : t.getCause(), n++) {
+        for (Throwable t : causes(e)) {
             String text = t.getMessage() == null
                     ? t.getClass().getSimpleName()
                     : t.getClass().getSimpleName() + ": " + t.getMessage();
@@ -105,5 +107,14 @@ public final class AppError extends RuntimeException {
             }
         }
         return out.toString();
+    }
+
+    /** {@code e} and its causes, at most 10 in all (a chain may loop). */
+    public static List<Throwable> causes(Throwable e) {
+        List<Throwable> chain = new ArrayList<>();
+        for (Throwable t = e; t != null && chain.size() < 10; t = t.getCause() == t ? null : t.getCause()) {
+            chain.add(t);
+        }
+        return chain;
     }
 }

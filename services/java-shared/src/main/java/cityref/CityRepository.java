@@ -188,13 +188,8 @@ public final class CityRepository implements CityLookup, AutoCloseable {
     }
 
     private AppError backendFailure(String what, Exception e) {
-        boolean timedOut = false;
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof SocketTimeoutException || t instanceof ConnectTimeoutException) {
-                timedOut = true;
-                break;
-            }
-        }
+        boolean timedOut = AppError.causes(e).stream()
+                .anyMatch(t -> t instanceof SocketTimeoutException || t instanceof ConnectTimeoutException);
         warnings.warn(
                 (timedOut ? "Elasticsearch timed out: " : "Elasticsearch unavailable: ") + what,
                 "error",

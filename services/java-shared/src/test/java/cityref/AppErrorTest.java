@@ -19,6 +19,15 @@ class AppErrorTest {
     }
 
     @Test
+    void aLoopingChainEnds() {
+        var a = new IllegalStateException("a");
+        var b = new IllegalArgumentException("b", a);
+        a.initCause(b);
+        assertEquals(10, AppError.causes(a).size());
+        assertEquals("IllegalStateException: a: IllegalArgumentException: b", AppError.describe(a));
+    }
+
+    @Test
     void theStatusIsTheSpecsCode() {
         assertEquals(405, AppError.methodNotAllowed().status());
         assertEquals(504, AppError.timeout().status());
