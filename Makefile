@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset data-bench bench bench-full bench-publish bench-resilience
+.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset traces traces-stop data-bench bench bench-full bench-publish bench-resilience
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -72,6 +72,12 @@ es-stop:  ## stop Elasticsearch
 
 es-reset:  ## stop Elasticsearch and delete its data
 	@scripts/es.sh reset
+
+traces:  ## start the trace backend (Jaeger, built from tools/jaeger/go.mod): OTLP on 127.0.0.1:4318, traces UI and query API on http://127.0.0.1:16686
+	@scripts/traces.sh up
+
+traces-stop:  ## stop the trace backend
+	@scripts/traces.sh stop
 
 data-bench:  ## load the benchmark dataset (CITIES=100000 REGIONS=1000 SEED=2020)
 	@scripts/es.sh start

@@ -23,7 +23,7 @@ from conformance.cases import load_cases
 from conformance.elastic import elasticsearch_missing
 from conformance.known import KnownFailuresError, load_known
 from conformance.plugin import OUTCOMES, RunnerPlugin
-from conformance.runtime import GROUPS, ROOT, Config
+from conformance.runtime import GROUPS, ROOT, Config, Tracing
 
 HERE = pathlib.Path(__file__).resolve().parent
 BUILD_TIMEOUT = 1800
@@ -91,6 +91,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=int,
         default=1000,
         help="ELASTICSEARCH_TIMEOUT_MS of the backend-check instance (%(default)s)",
+    )
+    p.add_argument(
+        "--traces",
+        metavar="URL",
+        help="run with tracing on: every instance exports its spans (OTEL_* variables) to this trace backend, "
+        "whose Jaeger query API is at URL (e.g. http://127.0.0.1:16686, `make traces`), and the tracing group "
+        "reads them back; without it the group checks that tracing is off by default",
+    )
+    p.add_argument(
+        "--otlp-url",
+        default="http://127.0.0.1:4318",
+        metavar="URL",
+        help="with --traces: the backend's OTLP/HTTP endpoint, the instances' OTEL_EXPORTER_OTLP_ENDPOINT "
+        "(%(default)s)",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="pytest verbose output (one line per check)")
     p.add_argument("--pytest-arg", action="append", default=[], help="extra pytest argument (repeatable)")
@@ -172,6 +186,15 @@ def default_signals() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def tracing(args: argparse.Namespace, name: str | None) -> Tracing | None:
+    """--traces: the instances' tracing settings, with a service name of their own for this run (the
+    backend keeps earlier runs' traces)."""
+    if not args.traces:
+        return None
+    run = f"{int(time.time())}-{os.getpid()}"
+    return Tracing(args.traces.rstrip("/"), args.otlp_url.rstrip("/"), f"cityref-{name or 'service'}-{run}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     default_signals()
@@ -244,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
         max_examples=args.max_examples,
         backend_timeout_ms=args.backend_timeout_ms,
+        tracing=tracing(args, name),
         **cfg_kwargs,
     )
     runtime.CONFIG = cfg
@@ -253,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     if name:
         runtime.REPORT["implementation"] = name
+    if cfg.tracing:
+        t = cfg.tracing
+        runtime.REPORT["tracing"] = f"on: {t.service_name} -> {t.otlp_url}, read back from {t.query_url}"
 
     plugin = RunnerPlugin(known, groups)
     files = [str(HERE / "checks" / GROUPS[g]) for g in groups]

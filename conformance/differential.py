@@ -42,7 +42,7 @@ from conformance import hostile, prog
 from conformance.elastic import elasticsearch_missing
 from conformance.known import differential_entries
 from conformance.rawhttp import CRLF, HttpError, decode_chunked, parse_head
-from conformance.service import SPEC_ENV
+from conformance.service import inherited
 
 DEFAULT_SEED = 20261124
 DEFAULT_COUNT = 5000
@@ -444,7 +444,7 @@ def start_service(name: str, es_url: str, out: pathlib.Path) -> Target:
 
 def start_command(name: str, argv: list[str], cwd: pathlib.Path, es_url: str, out: pathlib.Path) -> Target:
     port = processes.free_port()
-    env = {k: v for k, v in os.environ.items() if k not in SPEC_ENV}
+    env = {k: v for k, v in os.environ.items() if inherited(k)}
     env.update(PORT=str(port), ELASTICSEARCH_URL=es_url, LOG_LEVEL="warn")
     with open(out / f"differential-{name}.log", "wb") as log:  # the child keeps its own descriptor
         proc = processes.start_session(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -17,9 +17,30 @@ GROUPS = {
     "metrics": "test_metrics.py",
     "schemathesis": "test_schemathesis.py",
     "backend": "test_backend.py",
+    "tracing": "test_tracing.py",
     "lifecycle": "test_lifecycle.py",
 }
 MODULE_GROUP = {v[:-3]: k for k, v in GROUPS.items()}
+
+
+@dataclasses.dataclass
+class Tracing:
+    """--traces: every instance the suite starts traces (the spec's OTEL_* variables) into a trace
+    backend that takes OTLP over HTTP at ``otlp_url`` and answers Jaeger's query API at ``query_url``."""
+
+    query_url: str
+    otlp_url: str
+    service_name: str  # OTEL_SERVICE_NAME of every instance of this run (unique per run)
+
+    def env(self) -> dict[str, str]:
+        return {
+            "OTEL_TRACES_EXPORTER": "otlp",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": self.otlp_url,
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_SERVICE_NAME": self.service_name,
+            # export within a fraction of a second, so that the checks read spans back quickly
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+        }
 
 
 @dataclasses.dataclass
@@ -36,6 +57,7 @@ class Config:
     seed: int = 20240601
     max_examples: int = 50
     backend_timeout_ms: int = 1000
+    tracing: Tracing | None = None  # --traces: every instance traces into this backend
 
     @property
     def manages_process(self) -> bool:

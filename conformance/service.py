@@ -14,8 +14,14 @@ import time
 from cityref_tools import processes
 from conformance import rawhttp
 
-# Variables of the spec's configuration; never inherited from the caller's environment.
+# Variables of the spec's configuration; never inherited from the caller's environment (nor is any
+# OpenTelemetry variable: tracing is on only where the suite asks for it).
 SPEC_ENV = ("PORT", "ELASTICSEARCH_URL", "ELASTICSEARCH_TIMEOUT_MS", "LOG_LEVEL")
+
+
+def inherited(name: str) -> bool:
+    """Whether a variable of the caller's environment reaches a service the suite starts."""
+    return name not in SPEC_ENV and not name.startswith("OTEL_")
 
 
 def free_port() -> int:
@@ -50,7 +56,7 @@ class Instance:
         self, argv: list[str], cwd: pathlib.Path, env: dict[str, str], label: str, log_dir: pathlib.Path | None = None
     ):
         self.argv, self.cwd, self.label = list(argv), pathlib.Path(cwd), label
-        base = {k: v for k, v in os.environ.items() if k not in SPEC_ENV}
+        base = {k: v for k, v in os.environ.items() if inherited(k)}
         base.update(env)
         self.env = base
         self.port = int(env["PORT"]) if str(env.get("PORT", "")).isdigit() else None
@@ -69,7 +75,7 @@ class Instance:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             # written by the reader threads until stop() closes it
             self._log_file = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115
-            shown = {k: v for k, v in self.env.items() if k in SPEC_ENV}
+            shown = {k: v for k, v in self.env.items() if not inherited(k)}
             self._log_file.write(f"# argv={self.argv} cwd={self.cwd} env={shown}\n")
         self.started_at = time.monotonic()
         try:

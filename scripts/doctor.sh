@@ -52,7 +52,7 @@ fi
 
 services=$(scripts/python.sh scripts/services.py list) || exit 1
 echo "services ($(echo "$services" | paste -sd, -)):"
-need_rust=0 need_go=0 need_jvm=0
+need_rust=0 need_go=1 need_jvm=0   # Go for every run: the trace backend (make traces) is built from source
 for svc in $services; do
   case "$(scripts/python.sh scripts/services.py get "$svc" language)" in
     Rust*) need_rust=1 ;;
@@ -66,9 +66,9 @@ if [ $need_rust = 1 ]; then
 fi
 if [ $need_go = 1 ]; then
   if command -v go >/dev/null; then
-    at_least go "$(go env GOVERSION | tr -d go)" 1.26 "install Go 1.26+ (go.dev/dl)"
+    at_least go "$(go env GOVERSION | tr -d go)" 1.26 "install Go 1.26+ (go.dev/dl; go-kit and the trace backend)"
   else
-    bad go "install Go 1.26+ (go.dev/dl)"
+    bad go "install Go 1.26+ (go.dev/dl; go-kit and the trace backend)"
   fi
 fi
 # Maven itself comes through the wrapper (services/mvnw fetches 3.9.16 from Maven Central), which

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make down`: stops the services started by `make up`, then Elasticsearch.
+# `make down`: stops the services started by `make up`, then the trace backend and Elasticsearch.
 source "$(dirname "$0")/lib.sh"
 RUN="$OUT/run"
 for pidfile in "$RUN"/*.pid; do
@@ -12,4 +12,5 @@ for pidfile in "$RUN"/*.pid; do
   fi
   rm -f "$pidfile"
 done
+"$(dirname "$0")/traces.sh" stop
 "$(dirname "$0")/es.sh" stop

@@ -4,7 +4,8 @@
 #                                         from source (multi-stage); OCI archives in out/images/;
 #                                         a table of size and build time
 #   scripts/images.sh test [SERVICE...]   `make test-images`: each service image under --cpus 1.5
-#                                         --memory 512m: startup, idle memory, full conformance;
+#                                         --memory 512m: startup, idle memory, full conformance
+#                                         (tracing off; TRACES=1: on, into `make traces`);
 #                                         the JVM images' startup budget; then compose.yaml end to
 #                                         end (scripts/compose-test.sh)
 #   scripts/images.sh budget [SERVICE...] `make startup-budget`: each JVM image's startup budget per
@@ -62,6 +63,10 @@ RUST_BUILDER=localhost/cityref/rust-builder:$BASES_REV
 GO_BUILDER=localhost/cityref/go-builder:$BASES_REV
 PYTHON_IMAGE=localhost/cityref/python:3.11-$BASES_REV
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
+
+# The OpenTelemetry variables the suite sets on a traced instance, passed into its container.
+OTEL_PASS="-e OTEL_TRACES_EXPORTER -e OTEL_EXPORTER_OTLP_ENDPOINT -e OTEL_EXPORTER_OTLP_PROTOCOL -e OTEL_SERVICE_NAME \
+-e OTEL_BSP_SCHEDULE_DELAY"
 
 # The build arguments that point a Dockerfile's FROM lines at those local images.
 build_args() {
@@ -217,6 +222,12 @@ test_images() {
   scripts/es.sh up
   es_url=$(scripts/es.sh url)
   mkdir -p "$OUT/results"
+  # TRACES=1: the images run the suite with tracing on, into the trace backend (make traces)
+  local trace_args=()
+  if [ -n "${TRACES:-}" ]; then
+    scripts/traces.sh up
+    trace_args=(--traces "$(scripts/traces.sh url)" --otlp-url "$(scripts/traces.sh otlp)")
+  fi
   for svc in $list; do
     local image="localhost/cityref/$svc:$TAG"
     log "=== image $svc: startup and idle memory"
@@ -224,13 +235,14 @@ test_images() {
     scripts/python.sh scripts/image_probe.py --podman "$PODMAN" --image "$image" \
       --add-host "elasticsearch.cityref.test:127.0.0.1" --es-url "${es_url/127.0.0.1/elasticsearch.cityref.test}" \
       --json "$OUT/results/image-$svc.json" || failed=1
-    log "=== image $svc: conformance"
+    log "=== image $svc: conformance${trace_args[*]:+ (tracing on)}"
     # The suite starts this command for each instance it needs, with PORT, ELASTICSEARCH_URL,
-    # ELASTICSEARCH_TIMEOUT_MS and LOG_LEVEL in its environment (`-e NAME` passes them through).
-    scripts/python.sh -m conformance --name "$svc" --es-url "$es_url" \
+    # ELASTICSEARCH_TIMEOUT_MS, LOG_LEVEL and the OTEL_* variables in its environment (`-e NAME`
+    # passes a variable through when it is set).
+    scripts/python.sh -m conformance --name "$svc" --es-url "$es_url" "${trace_args[@]}" \
       --junit "$OUT/results/conformance-image-$svc.xml" --command "$PODMAN run --rm --pull=never \
       --network host --cpus 1.5 --memory 512m --memory-swap 512m --label cityref.test=1 \
-      -e PORT -e ELASTICSEARCH_URL -e ELASTICSEARCH_TIMEOUT_MS -e LOG_LEVEL $image" || failed=1
+      -e PORT -e ELASTICSEARCH_URL -e ELASTICSEARCH_TIMEOUT_MS -e LOG_LEVEL $OTEL_PASS $image" || failed=1
     # Instances the suite had to SIGKILL leave their container behind (podman run is only the client).
     "$PODMAN" ps -aq --filter label=cityref.test=1 | xargs -r "$PODMAN" rm -f >/dev/null
   done

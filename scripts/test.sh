@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: spec lint, the Python and shell linters, the suite's self-tests, every service's unit tests, the full conformance
 # suite against every implementation in services/*/cityref.yaml (built and started by the suite
-# against the Elasticsearch fixture), the differential group (the same generated hostile requests
+# against the Elasticsearch fixture, with tracing on into the trace backend of `make traces`, whose
+# spans the tracing group reads back), the differential group (the same generated hostile requests
 # to all of them at once), the installable suite end to end (scripts/package-test.sh), the benchmark
 # harness's unit tests and smoke runs (bench/: the main run and the resilience run), then every
 # image built from source (`make images`)
@@ -26,6 +27,16 @@ stage() {
 }
 
 stage "requirements (make doctor)" scripts/doctor.sh
+# The trace backend's binary is a long Go build (minutes from a cold cache): it runs in the
+# background from here at the lowest priority, in the time the stages below spend waiting on
+# downloads and processes, and the trace backend's stage waits for it.
+nice -n 19 scripts/traces.sh build > "$OUT/logs/traces-build.log" 2>&1 &
+traces_build=$!
+# shellcheck disable=SC2317  # called through stage
+traces_up() {
+  wait "$traces_build" || { tail -30 "$OUT/logs/traces-build.log" >&2; return 1; }
+  scripts/traces.sh up
+}
 stage "spec lint" scripts/lint-spec.sh
 stage "lint: Python (ruff), shell (shellcheck)" scripts/lint.sh
 stage "shared Python tools tests" scripts/python.sh -m pytest -q cityref_tools/tests
@@ -39,9 +50,13 @@ for svc in $services; do
   stage "unit tests: $svc" make -C "services/$svc" test
 done
 stage "elasticsearch + fixture" scripts/es.sh up
+# The bare services run the suite with tracing on (every instance exports to the trace backend, and
+# the tracing group reads the spans back); the images run it with tracing off, its default.
+stage "trace backend (make traces)" traces_up
 for svc in $services; do
-  stage "conformance: $svc" scripts/python.sh -m conformance --service "$svc" \
-    --es-url "$(scripts/es.sh url)" --junit "$OUT/results/conformance-$svc.xml"
+  stage "conformance: $svc (tracing on)" scripts/python.sh -m conformance --service "$svc" \
+    --es-url "$(scripts/es.sh url)" --traces "$(scripts/traces.sh url)" --otlp-url "$(scripts/traces.sh otlp)" \
+    --junit "$OUT/results/conformance-$svc.xml"
 done
 if [ "$(echo "$services" | wc -w)" -ge 2 ]; then
   diff_args=(); for svc in $services; do diff_args+=(--service "$svc"); done

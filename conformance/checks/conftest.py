@@ -27,6 +27,8 @@ class Launcher:
 
     def make(self, label: str, env: dict[str, str | None] | None = None, es_url: str | None = None) -> Instance:
         full = {"PORT": str(free_port()), "ELASTICSEARCH_URL": es_url or self.cfg.es_url}
+        if self.cfg.tracing is not None:  # --traces: the whole suite runs with tracing on
+            full.update(self.cfg.tracing.env())
         for k, v in (env or {}).items():
             if v is None:
                 full.pop(k, None)

@@ -16,7 +16,7 @@ from conformance import rawhttp
 from conformance.fixture import compact
 from conformance.logcheck import log_level_problems
 from conformance.proxy import Proxy
-from conformance.service import SPEC_ENV, closed_port
+from conformance.service import closed_port, inherited
 
 pytestmark = pytest.mark.usefixtures("need_process")
 
@@ -61,7 +61,7 @@ def test_healthcheck_mode(target, cfg):
     GET /health on PORT, 1 where nothing listens."""
 
     def healthcheck(port: int) -> int:
-        env = {k: v for k, v in os.environ.items() if k not in SPEC_ENV}
+        env = {k: v for k, v in os.environ.items() if inherited(k)}
         env["PORT"] = str(port)
         done = subprocess.run(
             [*cfg.argv, "healthcheck"], cwd=cfg.cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60
@@ -221,6 +221,8 @@ def test_es_unreachable_exits(launcher):
         ("ELASTICSEARCH_TIMEOUT_MS", "99999999999999999999"),
         ("PORT", "+80"),
         ("LOG_LEVEL", "loud"),
+        ("OTEL_TRACES_EXPORTER", "zipkin"),
+        ("OTEL_TRACES_EXPORTER", ""),
     ],
     ids=lambda v: str(v),
 )

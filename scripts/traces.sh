@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The trace backend, one command: Jaeger v2 (all-in-one, traces in memory), built from the version
+# pinned in tools/jaeger/go.mod (the Go module proxy serves it; no release binary is downloaded)
+# and run with tools/jaeger/config.yaml.
+#
+#   scripts/traces.sh up      build once into .cache/bin, start, wait until healthy (idempotent)
+#   scripts/traces.sh stop    stop it (its traces are gone: storage is in memory)
+#   scripts/traces.sh status  the health endpoint's answer
+#   scripts/traces.sh url     the query API and UI (the suite's --traces URL)
+#   scripts/traces.sh otlp    the OTLP/HTTP endpoint (the services' OTEL_EXPORTER_OTLP_ENDPOINT)
+#   scripts/traces.sh pid     the process id, when running (the benchmark measures its CPU)
+#
+# Listens on 127.0.0.1 only: OTLP/HTTP $TRACES_OTLP_PORT (4318), OTLP/gRPC $TRACES_OTLP_GRPC_PORT
+# (4317), query $TRACES_QUERY_PORT (16686) and its gRPC 16685, health $TRACES_HEALTH_PORT (13133).
+# A port in use is one line on stderr and exit 2.
+source "$(dirname "$0")/lib.sh"
+
+JAEGER_MODULE="$ROOT/tools/jaeger"
+JAEGER_VERSION=$(awk '$1 == "github.com/jaegertracing/jaeger" { print $2 }' "$JAEGER_MODULE/go.mod")
+BIN="$CACHE/bin/jaeger-$JAEGER_VERSION"
+DIR="$CACHE/traces"
+PIDFILE="$DIR/jaeger.pid"
+export TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318} TRACES_OTLP_GRPC_PORT=${TRACES_OTLP_GRPC_PORT:-4317}
+export TRACES_QUERY_PORT=${TRACES_QUERY_PORT:-16686} TRACES_QUERY_GRPC_PORT=${TRACES_QUERY_GRPC_PORT:-16685}
+export TRACES_HEALTH_PORT=${TRACES_HEALTH_PORT:-13133}
+QUERY_URL="http://127.0.0.1:$TRACES_QUERY_PORT"
+OTLP_URL="http://127.0.0.1:$TRACES_OTLP_PORT"
+
+build() {
+  [ -x "$BIN" ] && return
+  need_tool go "install Go (see README.md: requirements)"
+  log "building Jaeger $JAEGER_VERSION (tools/jaeger/go.mod) into $BIN"
+  local t0=$SECONDS
+  mkdir -p "$(dirname "$BIN")"
+  (cd "$JAEGER_MODULE" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$BIN.part" \
+    github.com/jaegertracing/jaeger/cmd/jaeger) && mv "$BIN.part" "$BIN"
+  log "Jaeger built in $((SECONDS - t0)) s"
+}
+
+running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+healthy() { curl -fsS -m 2 "http://127.0.0.1:$TRACES_HEALTH_PORT/status" >/dev/null 2>&1; }
+
+start() {
+  if running && healthy; then
+    log "Jaeger already running: query $QUERY_URL, OTLP $OTLP_URL"
+    return
+  fi
+  local port
+  for port in "$TRACES_OTLP_PORT" "$TRACES_OTLP_GRPC_PORT" "$TRACES_QUERY_PORT" "$TRACES_QUERY_GRPC_PORT" "$TRACES_HEALTH_PORT"; do
+    need_port "$port" "the trace backend" "stop that process, or choose ports with TRACES_*_PORT (scripts/traces.sh)"
+  done
+  build
+  mkdir -p "$DIR"
+  log "starting Jaeger $JAEGER_VERSION: query $QUERY_URL, OTLP $OTLP_URL"
+  setsid "$BIN" --config "$JAEGER_MODULE/config.yaml" < /dev/null > "$DIR/jaeger.log" 2>&1 &
+  echo $! > "$PIDFILE"
+  for _ in $(seq 120); do
+    healthy && { log "Jaeger healthy"; return; }
+    running || { tail -20 "$DIR/jaeger.log" >&2; die "Jaeger exited; see $DIR/jaeger.log"; }
+    sleep 0.25
+  done
+  die "Jaeger not healthy after 30 s; see $DIR/jaeger.log"
+}
+
+stop() {
+  if running; then
+    local pid; pid=$(cat "$PIDFILE")
+    log "stopping Jaeger (pid $pid)"
+    kill "$pid"
+    for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" || true; fi
+  fi
+  rm -f "$PIDFILE"
+}
+
+case "${1:-up}" in
+  up)     start ;;
+  build)  build ;;
+  stop)   stop ;;
+  status) curl -fsS "http://127.0.0.1:$TRACES_HEALTH_PORT/status"; echo ;;
+  url)    echo "$QUERY_URL" ;;
+  otlp)   echo "$OTLP_URL" ;;
+  pid)    running && cat "$PIDFILE" ;;
+  *)      die "usage: $0 up|build|stop|status|url|otlp|pid" ;;
+esac
