@@ -11,12 +11,15 @@ python -m bench compare RUN_A RUN_B [--html PATH]
                                            moved from A to B; changes within the runs' own spread are noise
 python -m bench publish RUN_DIR [--dest D] a finished run into docs/results/<date>-<commit>/ (run.json, report,
                                            charts, results.md) and docs/results/latest (make bench-publish)
+python -m bench observability RUN.json     a run's "What observability costs" tables in Markdown (--variants;
+                                           make bench-observability publishes them in docs/results/observability.md)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from cityref_tools import descriptors, prerequisites
 
-from . import compare, publish, ranking, report, resilience, runner, targets
+from . import compare, observability, publish, ranking, report, resilience, runner, targets
 from .resilience import report as resilience_report
 from .targets import Limits
 
@@ -61,6 +64,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="SERVICE",
         help="the A/A control: this service's image (its bare process with --no-images) runs as two identical "
         "targets (default: the profile's, publish java-helidon; 'none' for no pair)",
+    )
+    g.add_argument(
+        "--variants",
+        metavar="LIST",
+        help="observability variants of every service, each a target beside its bare baseline: "
+        + ", ".join(observability.VARIANTS)
+        + " or all (bench/observability.py; tracing needs `make traces`)",
     )
     g.add_argument("--no-floor", action="store_true", help="skip the nginx proxy floor")
     g.add_argument("--no-ceiling", action="store_true", help="skip load straight at the upstream")
@@ -156,8 +166,13 @@ def build_targets(
         raise SystemExit(f"unknown services: {', '.join(sorted(unknown))}")
     chosen = [s for s in all_services if s["name"] in wanted]
     out: list[targets.Target] = []
-    if not a.no_bare and (prof is None or prof.bare):
+    variants = observability.parse(a.variants) if getattr(a, "variants", None) else []
+    if variants and a.no_bare:
+        raise SystemExit("--variants runs the services bare: drop --no-bare")
+    if not a.no_bare and (prof is None or prof.bare or variants):
         out += [targets.bare(s["name"], [str(x) for x in s["command"]]) for s in chosen]
+    if variants:
+        out += variant_targets(chosen, variants, out)
     if not a.no_images:
         out += [
             targets.image(f"{s['name']} (image)", f"localhost/cityref/{s['name']}:{a.image_tag}", s["name"])
@@ -183,6 +198,60 @@ def build_targets(
 
         out.append(targets.ceiling(upstream_label, a.es_url, es_meter()))
     return out
+
+
+def variant_targets(chosen: list[dict], variants: list[str], bare: list[targets.Target]) -> list[targets.Target]:
+    """Each service's observability variants (bench/observability.py) as bare targets of their own, and the
+    baselines marked; the trace backend must be up for the tracing ones, the agent is fetched for the JVM."""
+    otlp = agent = None
+    if any(observability.VARIANTS[v].traces for v in variants):
+        why = backend_missing()
+        if why:
+            raise SystemExit(why)
+        otlp = traces_sh("otlp")
+    if "agent" in variants and any(descriptors.runs_on_jvm(s) for s in chosen):
+        agent = traces_sh("agent")
+    out = []
+    for s in chosen:
+        jvm = descriptors.runs_on_jvm(s)
+        base = next(t for t in bare if t.name == s["name"])
+        base.meta.update(variant=observability.BASELINE, variant_of=s["name"], jvm=jvm)
+        for v in variants:
+            if observability.VARIANTS[v].jvm_only and not jvm:
+                continue
+            t = targets.bare(
+                s["name"],
+                [str(x) for x in s["command"]],
+                label=observability.label(s["name"], v),
+                extra_env=observability.environment(v, s["name"], otlp, agent),
+            )
+            t.meta.update(variant=v, variant_of=s["name"], jvm=jvm)
+            out.append(t)
+    return out
+
+
+def traces_sh(command: str) -> str:
+    """scripts/traces.sh COMMAND's one line of output (the OTLP URL, the agent's path, the pid)."""
+    done = subprocess.run([str(ROOT / "scripts" / "traces.sh"), command], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"scripts/traces.sh {command} failed: {done.stderr.strip()[-400:]}")
+    return done.stdout.strip()
+
+
+def backend_missing() -> str | None:
+    """Why the trace backend cannot take the variants' spans, or None (it answers its health check)."""
+    done = subprocess.run([str(ROOT / "scripts" / "traces.sh"), "status"], capture_output=True, text=True)
+    if done.returncode != 0:
+        return "cityref: the trace backend is not running: make traces (the tracing variants export to it)"
+    return None
+
+
+def backend_meter(a: argparse.Namespace) -> targets.Meter | None:
+    """The trace backend's CPU, sampled around every step of a run with tracing variants."""
+    if not getattr(a, "variants", None):
+        return None
+    pid = subprocess.run([str(ROOT / "scripts" / "traces.sh"), "pid"], capture_output=True, text=True).stdout.strip()
+    return targets.ProcMeter(lambda: [int(pid)] if pid.isdigit() else [])
 
 
 def aa_twin(a: argparse.Namespace, chosen: list[dict], prof: runner.Profile) -> targets.Target | None:
@@ -259,6 +328,7 @@ def config(a: argparse.Namespace) -> runner.Config:
         vegeta=a.vegeta,
         out=a.out,
         timeout_s=a.timeout,
+        backend_meter=backend_meter(a),
     )
 
 
@@ -292,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["resilience"]:
         return resilience_main(argv[1:])
+    if argv[:1] == ["observability"]:  # a run's observability tables; --publish PATH: the generated page
+        return observability.main(argv[1:])
     if argv[:1] == ["resilience-table"]:  # a resilience run's tables in Markdown
         print(resilience_report.markdown(json.loads(Path(argv[1]).read_text())), end="")
         return 0

@@ -259,8 +259,16 @@ def _eligible(name: str, fig: dict, kinds: dict[str, str]) -> bool:
     return kinds[name] in ("bare", "image") and fig["median"] is not None
 
 
-def rank_step(recs_by_target: dict[str, list[dict]], kind: str, kinds: dict[str, str], aa: tuple | None) -> dict:
-    """Figures, ranks and ties of every target at one ranking step."""
+def rank_step(
+    recs_by_target: dict[str, list[dict]],
+    kind: str,
+    kinds: dict[str, str],
+    aa: tuple | None,
+    variant_of: dict[str, str] | None = None,
+) -> dict:
+    """Figures, ranks and ties of every target at one ranking step; `variant_of`: the observability variants
+    (bench/observability.py) and their baselines, measured beside the ranking but not ranked."""
+    variant_of = variant_of or {}
     blocks: dict[int, list[dict]] = {}
     for recs in recs_by_target.values():
         for r in recs:
@@ -271,7 +279,7 @@ def rank_step(recs_by_target: dict[str, list[dict]], kind: str, kinds: dict[str,
     figures = {t: target_figure(s) for t, s in starts.items()}
     floor = next((t for t in figures if kinds[t] == "floor"), None)
     # the A/A twin is a control, not a contender: ranked as one service
-    ranked = [t for t in figures if _eligible(t, figures[t], kinds) and not (aa and t == aa[1])]
+    ranked = [t for t in figures if _eligible(t, figures[t], kinds) and not (aa and t == aa[1]) and t not in variant_of]
     ranked.sort(key=lambda t: figures[t]["median"])
     rows = []
     rank = 0
@@ -299,6 +307,8 @@ def rank_step(recs_by_target: dict[str, list[dict]], kind: str, kinds: dict[str,
         why = "baseline" if kinds[t] in ("floor", "ceiling") else None
         if aa and t == aa[1]:
             why = f"A/A twin of {aa[0]}"
+        elif t in variant_of:
+            why = f"observability variant of {variant_of[t]}"
         elif fig["median"] is None:
             reasons = sorted({s["why"] for s in starts[t] if s["why"]})
             why = "; ".join(reasons) or "no settled start"
@@ -324,6 +334,11 @@ def rank(doc: dict) -> dict | None:
         by_target.setdefault(r["target"], []).append(r)
     kinds = {t: rs[0]["kind"] for t, rs in by_target.items()}
     aa = aa_pair(doc)
+    variant_of = {
+        t["name"]: t["meta"]["variant_of"]
+        for t in doc.get("targets", [])
+        if (t.get("meta") or {}).get("variant_of") and t["meta"]["variant_of"] != t["name"]
+    }
     out: dict = {
         "method": {
             "blocks": doc["profile"]["blocks"],
@@ -343,7 +358,7 @@ def rank(doc: dict) -> dict | None:
     }
     for kind, step in STEPS.items():
         if any(series(r, kind) for rs in by_target.values() for r in rs):
-            out["steps"][step] = rank_step(by_target, kind, kinds, aa)
+            out["steps"][step] = rank_step(by_target, kind, kinds, aa, variant_of)
     closed = out["steps"].get("closed")
     if aa and closed:
         figs = {**{r["target"]: r for r in closed["rows"]}, **{r["target"]: r for r in closed["unranked"]}}

@@ -19,9 +19,9 @@ from xml.etree import ElementTree
 
 from cityref_tools import cgroup
 
-from . import load, placement, ranking, report, warmup
+from . import load, observability, placement, ranking, report, warmup
 from .metrics import FIXED_CONNECTIONS, at_fixed, cumulative, step_metrics, totals
-from .targets import Env, Limits, Running, Target
+from .targets import Env, Limits, Meter, Running, Target
 from .upstream import EsUpstream, StaticUpstream, Upstream
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,6 +107,27 @@ PROFILES = {
         rate_connections=1024,
         aa_service="java-helidon",
     ),
+    # observability (make bench-observability): every service bare with its variants (bench/observability.py),
+    # 2 blocks of 4 rounds at 64 connections and at a fixed 500 req/s over 64 connections; no 2048 step, no
+    # A/A pair: about 75 minutes for the six services and their 22 variants on 2 cores.
+    "observability": Profile(
+        "observability",
+        [1, 1],
+        5,
+        [64],
+        8,
+        [],
+        8,
+        2,
+        0.5,
+        stable_cap_s=45.0,
+        blocks=2,
+        rounds=4,
+        round_s=3.0,
+        aot_variants=False,
+        rate=500,
+        rate_connections=64,
+    ),
     "smoke": Profile(
         "smoke",
         [],
@@ -151,6 +172,7 @@ class Config:
     out: Path = ROOT / "out" / "bench"
     timeout_s: int = 15
     command: str | None = None  # the command line that started the run, for the run file
+    backend_meter: Meter | None = None  # the trace backend's process (observability variants): its CPU per step
 
 
 def _cmd_version(argv: list[str]) -> str | None:
@@ -331,6 +353,8 @@ class Stepper:
         self.progress.show(self.label, f"{what}, {seconds:g} s")
         meter = self.running.meter
         meter.reset_peak()
+        backend = self.cfg.backend_meter
+        backend_before = backend.sample() if backend else None
         before = meter.sample()
         if kind in ("open", "rate"):  # rate: the ranking's fixed-rate step, its connections capped
             conns = self.cfg.profile.rate_connections if kind == "rate" else None
@@ -344,6 +368,9 @@ class Stepper:
         after = meter.sample()
         m = step_metrics(result, before, after)
         m["memory_working_set_bytes"] = meter.working_set(after.memory_bytes) if after else None
+        backend_after = backend.sample() if backend else None
+        if backend_before and backend_after:
+            m["backend_cpu_s"] = (backend_after.cpu_ns - backend_before.cpu_ns) / 1e9
         opened = kind in ("open", "rate")
         m.update(kind=kind, connections=None if opened else n, rate=n if opened else None)
         self.rec["steps"].append(m)
@@ -735,6 +762,7 @@ def run(cfg: Config) -> Path:
         signal.signal(signal.SIGTERM, old_term)
         place["upstream_pinning"] = upstream.pinning()
         ranking.apply(doc)
+        observability.apply(doc)
         doc["summary"] = report.summary(doc)
         finish(doc, started, outdir, report.html, cfg.out / "latest")
     return outdir

@@ -251,6 +251,12 @@ def stop_in_group(proc: subprocess.Popen, group: Cgroup | None, timeout: float =
                 time.sleep(0.1)
 
 
+def inherited() -> dict[str, str]:
+    """The harness's environment without what would change a target's behaviour behind its back: tracing
+    (OTEL_*) and JVM options (JAVA_TOOL_OPTIONS) reach a target only as a variant's."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k != "JAVA_TOOL_OPTIONS"}
+
+
 def start_in_group(
     name: str, argv: list[str], cwd: Path, env: Env, extra_env: dict[str, str], probe: str, limits: Limits | None = None
 ) -> tuple[subprocess.Popen, Cgroup, float | None]:
@@ -262,7 +268,7 @@ def start_in_group(
         full = ["taskset", "-c", env.cpus] + full
     log = (env.logdir / f"{name}.log").open("ab")
     t0 = time.time()
-    proc = start_session(full, cwd=cwd, env=dict(os.environ, **extra_env), stdout=log, stderr=subprocess.STDOUT)
+    proc = start_session(full, cwd=cwd, env=dict(inherited(), **extra_env), stdout=log, stderr=subprocess.STDOUT)
     log.close()
     try:
         t1 = first_response(probe, t0 + env.startup_timeout_s, alive=lambda: proc.poll() is None)
@@ -304,13 +310,15 @@ def in_group(
     )
 
 
-def bare(service: str, command: list[str], label: str | None = None) -> Target:
-    """The service's own command in a cgroup; `label`: another name (the A/A twin), its own cgroup and log."""
+def bare(service: str, command: list[str], label: str | None = None, extra_env: dict[str, str] | None = None) -> Target:
+    """The service's own command in a cgroup; `label`: another name (the A/A twin, an observability variant),
+    its own cgroup and log; `extra_env`: variables set after the spec's (a variant's)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") if label else service
 
     def start(env: Env, first_path: str) -> Running:
         port = free_port()
         extra = {"PORT": str(port), "ELASTICSEARCH_URL": env.upstream_url, "LOG_LEVEL": env.log_level}
+        extra.update(extra_env or {})
         url = f"http://127.0.0.1:{port}"
         proc, group, startup = start_in_group(name, command, ROOT / "services" / service, env, extra, url + first_path)
         return in_group(name, proc, group, env, url, startup, {"pid": proc.pid, "cgroup": f"v{group.version}"})

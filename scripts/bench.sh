@@ -4,10 +4,14 @@
 #   scripts/bench.sh setup [OPTIONS]     setup only
 #   scripts/bench.sh smoke               the harness's own smoke run for `make test`: rust-actix bare (with
 #                                        SERVICES set and without it: the first of those),
+#                                        its A/A twin and its trace-all variant (into `make traces`),
 #                                        a 3-second stable warm-up, two 2-second steps, fixture city,
 #                                        then `python -m bench check`
 #   scripts/bench.sh publish [OPTIONS]    `make bench-publish`: setup, the publish profile, then `python -m bench
 #                                        publish` into docs/results/ and README.md's results (scripts/readme_table.py)
+#   scripts/bench.sh observability [OPTIONS] `make bench-observability`: setup, the trace backend, every service bare
+#                                        beside its observability variants (bench/observability.py), then their
+#                                        tables into docs/results/observability.md
 #   scripts/bench.sh resilience [OPTIONS] `make bench-resilience`: setup (no bench dataset: the scenarios use a
 #                                        fixture city), then `python -m bench resilience OPTIONS`
 #   scripts/bench.sh resilience-smoke    its smoke run for `make test`: rust-actix (or the first of SERVICES)
@@ -39,7 +43,9 @@ prerequisites() {
     log "installed ${missing[*]} (apt-get)"
   fi
   local make="make bench"
-  case $COMMAND in resilience*) make="make bench-resilience" ;; publish) make="make bench-publish" ;; esac
+  case $COMMAND in
+    resilience*) make="make bench-resilience" ;; publish) make="make bench-publish" ;; observability) make="make bench-observability" ;;
+  esac
   [ "$(id -u)" = 0 ] || need_fail "$make needs root for its cgroups (1.5-CPU / 512 MiB limits)" "run it as root, e.g. sudo $make"
 }
 
@@ -112,9 +118,12 @@ case "$COMMAND" in
     vegeta  # the rounds' fixed-rate step
     svc=$(smoke_service)
     out="$OUT/bench/smoke"
-    # the block method in small: 2 starts of the service and of its A/A twin, 3 interleaved rounds each
-    scripts/python.sh -m bench --profile smoke --services "$svc" --aa "$svc" --no-images --no-floor --no-ceiling \
-      --city-id 3 --out "$out"
+    # the block method in small: 2 starts of the service, of its A/A twin and of its every-request tracing
+    # variant (into the trace backend), 3 interleaved rounds each
+    scripts/traces.sh up
+    scripts/python.sh -m bench --profile smoke --services "$svc" --aa "$svc" --variants trace-all --no-images \
+      --no-floor --no-ceiling --city-id 3 --out "$out"
+    scripts/python.sh -m bench observability "$out/latest/run.json"
     scripts/python.sh -m bench check "$out/latest/run.json" ;;
   publish)  # make bench-publish: the published run, into docs/results/ and README.md's results
     shift; setup "$@"
@@ -126,6 +135,13 @@ case "$COMMAND" in
     scripts/python.sh -m bench publish "$OUT/bench/latest" "${res[@]}"
     scripts/python.sh scripts/readme_table.py
     log "published: docs/results/latest; README.md's results regenerated (commit both)" ;;
+  observability)  # make bench-observability: every service bare beside its variants, into docs/results/observability.md
+    shift; setup --no-images "$@"
+    scripts/traces.sh up
+    rc=0; scripts/python.sh -m bench --profile observability --variants all --no-images --no-floor --no-ceiling "$@" || rc=$?
+    [ "$rc" -le 1 ] || exit "$rc"
+    scripts/python.sh -m bench observability "$OUT/bench/latest" --publish docs/results/observability.md
+    log "published: docs/results/observability.md (commit it with docs/results/observability/)" ;;
   resilience)
     shift; NO_DATASET=1 setup "$@"
     scripts/python.sh -m bench resilience "$@" ;;

@@ -9,6 +9,8 @@
 #   scripts/traces.sh url     the query API and UI (the suite's --traces URL)
 #   scripts/traces.sh otlp    the OTLP/HTTP endpoint (the services' OTEL_EXPORTER_OTLP_ENDPOINT)
 #   scripts/traces.sh pid     the process id, when running (the benchmark measures its CPU)
+#   scripts/traces.sh agent   fetch the OpenTelemetry Java agent (Maven Central, checksum verified)
+#                             into .cache/otel and print its path (the benchmark's `agent` variant)
 #
 # Listens on 127.0.0.1 only: OTLP/HTTP $TRACES_OTLP_PORT (4318), OTLP/gRPC $TRACES_OTLP_GRPC_PORT
 # (4317), query $TRACES_QUERY_PORT (16686) and its gRPC 16685, health $TRACES_HEALTH_PORT (13133).
@@ -36,6 +38,10 @@ build() {
     github.com/jaegertracing/jaeger/cmd/jaeger) && mv "$BIN.part" "$BIN"
   log "Jaeger built in $((SECONDS - t0)) s"
 }
+
+AGENT_VERSION=2.31.0
+AGENT_SHA256=d48673b2ff956b26d809bc34243649913d4eefd9191c4e175b686da633e0134b   # Maven Central's .sha256
+AGENT_JAR="$CACHE/otel/opentelemetry-javaagent-$AGENT_VERSION.jar"
 
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 healthy() { curl -fsS -m 2 "http://127.0.0.1:$TRACES_HEALTH_PORT/status" >/dev/null 2>&1; }
@@ -81,5 +87,7 @@ case "${1:-up}" in
   url)    echo "$QUERY_URL" ;;
   otlp)   echo "$OTLP_URL" ;;
   pid)    running && cat "$PIDFILE" ;;
-  *)      die "usage: $0 up|build|stop|status|url|otlp|pid" ;;
+  agent)  fetch "$MAVEN_CENTRAL/io/opentelemetry/javaagent/opentelemetry-javaagent/$AGENT_VERSION/opentelemetry-javaagent-$AGENT_VERSION.jar" \
+            "$AGENT_JAR" "$AGENT_SHA256"; echo "$AGENT_JAR" ;;
+  *)      die "usage: $0 up|build|stop|status|url|otlp|pid|agent" ;;
 esac
