@@ -4,10 +4,10 @@
     compose.py --check    fail if the committed compose.yaml differs from what would be written
                           (make test)
 
-Elasticsearch, a one-shot fixture loader (the conformance image's `load-fixture`) and every
-implementation of services/*/cityref.yaml from its image, with the benchmark's limits (1.5 CPU,
-512 MiB, no swap), each on its descriptor's port (as `make up`), with its Dockerfile's own health
-check. Host networking throughout: the only network mode the development and CI machines allow,
+Elasticsearch, a one-shot fixture loader (the conformance image's `load-fixture`), the trace backend
+(profile `tracing`) and every implementation of services/*/cityref.yaml from its image, with the
+benchmark's limits (1.5 CPU, 512 MiB, no swap), each on its descriptor's port (as `make up`), with its
+Dockerfile's own health check. Host networking throughout: the only network mode the development and CI machines allow,
 and on Linux the one that needs no port mappings.
 """
 
@@ -30,6 +30,10 @@ TAG = "${CITYREF_TAG:-latest}"
 ES_PORT = "${CITYREF_ES_PORT:-9200}"
 ES_URL = f"http://127.0.0.1:{ES_PORT}"
 ES_IMAGE = "${ELASTICSEARCH_IMAGE:-localhost/cityref/elasticsearch:8.19.21}"
+# The trace backend: Jaeger's official image of the release tools/jaeger/go.mod pins (v1.76.0 / v2.13.0),
+# run with the same configuration as `make traces`.
+JAEGER_IMAGE = "${JAEGER_IMAGE:-docker.io/jaegertracing/jaeger:2.13.0}"
+OTLP_URL = "http://127.0.0.1:4318"
 # GET /_cluster/health with bash alone (/dev/tcp): this image, the official one and eclipse-temurin
 # all have bash; not all have curl.
 ES_HEALTH = (
@@ -59,6 +63,13 @@ HEADER = """\
 #                        (then `docker compose up` without --build, or it builds ours under that name)
 #   CITYREF_ES_PORT      Elasticsearch's HTTP port (9200); its transport port is 9300
 #   CITYREF_REGISTRY, CITYREF_TAG   where the service images come from (a registry you pushed to)
+#   OTEL_TRACES_EXPORTER none (default): the services do not trace; otlp: they trace (the spec's
+#                        "Tracing") into the trace backend, the `jaeger` service of the `tracing`
+#                        profile (the configuration of `make traces`, tools/jaeger/config.yaml):
+#                          OTEL_TRACES_EXPORTER=otlp docker compose --profile tracing up -d
+#                        then the traces are at http://127.0.0.1:16686
+#   JAEGER_IMAGE         the trace backend's image (default Jaeger's official 2.13.0, the release
+#                        tools/jaeger/go.mod pins as v1.76.0)
 #
 # Every container uses the host's network (network_mode: host): services listen on 127.0.0.1 at the
 # ports below, Elasticsearch on 127.0.0.1:9200. Docker Desktop needs host networking enabled.
@@ -118,6 +129,14 @@ def services() -> dict:
             "restart": "no",
         },
     }
+    out["jaeger"] = {
+        "image": JAEGER_IMAGE,
+        "profiles": ["tracing"],
+        "network_mode": "host",
+        "volumes": ["./tools/jaeger/config.yaml:/etc/cityref/jaeger.yaml:ro"],
+        "command": ["--config", "/etc/cityref/jaeger.yaml"],
+        "restart": "no",
+    }
     for svc in descriptors.all_services():
         name = svc["name"]
         dockerfile = ROOT / "Dockerfiles" / f"{name}.Dockerfile"
@@ -132,6 +151,9 @@ def services() -> dict:
                 "ELASTICSEARCH_URL": ES_URL,
                 "ELASTICSEARCH_TIMEOUT_MS": "2000",
                 "LOG_LEVEL": "info",
+                "OTEL_TRACES_EXPORTER": "${OTEL_TRACES_EXPORTER:-none}",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": OTLP_URL,
+                "OTEL_SERVICE_NAME": name,
             },
             "cpus": 1.5,
             "mem_limit": "512m",
