@@ -1,4 +1,5 @@
-//! Configuration from the environment, validated once at startup.
+//! Configuration from the environment, validated once at startup: the four variables of the
+//! spec and `OTEL_TRACES_EXPORTER`, which turns tracing on.
 
 use std::fmt;
 use std::time::Duration;
@@ -15,6 +16,9 @@ pub struct Config {
     /// Deadline for one Elasticsearch round-trip.
     pub elasticsearch_timeout: Duration,
     pub log_level: LevelFilter,
+    /// `OTEL_TRACES_EXPORTER=otlp`: tracing on, the OpenTelemetry SDK reads the rest of `OTEL_*`
+    /// (`telemetry::init_tracing`). Unset or `none`: off.
+    pub tracing: bool,
 }
 
 /// An invalid environment variable; the message names it but never echoes its value
@@ -76,6 +80,13 @@ impl Config {
                     _ => None,
                 },
             )?,
+            // Off by default, unlike the SDK's own default (`otlp`): the spec's tracing is opt-in.
+            // The other OTEL_* variables are the SDK's to read, not ours.
+            tracing: read(&get, "OTEL_TRACES_EXPORTER", "none", "otlp or none", |v| match v {
+                "otlp" => Some(true),
+                "none" => Some(false),
+                _ => None,
+            })?,
         })
     }
 }
@@ -141,6 +152,7 @@ mod tests {
         assert_eq!(config.elasticsearch_url.as_str(), "http://127.0.0.1:9200/");
         assert_eq!(config.elasticsearch_timeout, Duration::from_millis(2000));
         assert_eq!(config.log_level, LevelFilter::Info);
+        assert!(!config.tracing);
     }
 
     #[test]
@@ -158,6 +170,15 @@ mod tests {
         assert_eq!(config.elasticsearch_url.username(), "elastic");
         assert_eq!(config.elasticsearch_timeout, Duration::from_millis(1));
         assert_eq!(config.log_level, LevelFilter::Debug);
+        assert!(!config.tracing);
+    }
+
+    #[test]
+    fn tracing_is_on_for_otlp_only() {
+        assert!(!config(&[("OTEL_TRACES_EXPORTER", "none")]).unwrap().tracing);
+        assert!(config(&[("OTEL_TRACES_EXPORTER", "otlp")]).unwrap().tracing);
+        // The SDK's other variables are not ours to read or check.
+        assert!(!config(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "not a url")]).unwrap().tracing);
     }
 
     #[test]
@@ -200,6 +221,13 @@ mod tests {
         for level in ["", "INFO", "trace", "warning"] {
             assert_eq!(invalid("LOG_LEVEL", level), "LOG_LEVEL");
         }
+        for exporter in ["", "OTLP", "otlp ", "jaeger", "zipkin", "console", "otlp,none"] {
+            assert_eq!(invalid("OTEL_TRACES_EXPORTER", exporter), "OTEL_TRACES_EXPORTER");
+        }
+        assert_eq!(
+            config(&[("OTEL_TRACES_EXPORTER", "jaeger")]).unwrap_err().to_string(),
+            "invalid OTEL_TRACES_EXPORTER: expected otlp or none"
+        );
     }
 
     #[test]

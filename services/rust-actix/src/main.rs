@@ -15,13 +15,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use actix_web::HttpServer;
-use log::{error, info};
+use log::{error, info, warn};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::config::{Config, redact};
 use crate::repository::{CityRepository, Shared};
 use crate::service::CityService;
-use crate::telemetry::describe;
+use crate::telemetry::{describe, init_tracing, shutdown_tracing};
 use crate::transport::app;
 
 /// The startup check gives up after this, whatever `ELASTICSEARCH_TIMEOUT_MS` says, so a
@@ -46,15 +46,28 @@ async fn main() -> ExitCode {
         }
     };
     log::set_max_level(config.log_level);
+    // Tracing off: no tracer provider, no propagator, no middleware, nothing more to log.
+    let tracer_provider = if config.tracing {
+        match init_tracing() {
+            Ok(provider) => Some(provider),
+            Err(e) => {
+                error!(error = describe(&e).as_str(); "cannot set up tracing");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
 
     let url = redact(&config.elasticsearch_url);
     let new_repository = {
-        let (es_url, timeout, shared) = (
+        let (es_url, timeout, shared, traced) = (
             config.elasticsearch_url.clone(),
             config.elasticsearch_timeout,
             Shared::default(),
+            config.tracing,
         );
-        move || CityRepository::new(&es_url, timeout, shared.clone())
+        move || CityRepository::new(&es_url, timeout, shared.clone(), traced)
     };
     let repository = match new_repository() {
         Ok(repository) => repository,
@@ -87,10 +100,16 @@ async fn main() -> ExitCode {
     let workers = std::thread::available_parallelism().map_or(2, NonZero::get);
     // Each worker gets its own client (connection pool) on its own runtime; the region cache is
     // shared. Creating a client succeeded once above, so it cannot fail here.
-    let server = HttpServer::new(move || app(CityService::new(new_repository().expect("Elasticsearch client"))))
-        .shutdown_signal(stop_signal(terminate, interrupt)) // graceful; replaces actix's handlers
-        .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
-        .bind(("0.0.0.0", config.port));
+    let traced = config.tracing;
+    let server = HttpServer::new(move || {
+        app(
+            CityService::new(new_repository().expect("Elasticsearch client")),
+            traced,
+        )
+    })
+    .shutdown_signal(stop_signal(terminate, interrupt)) // graceful; replaces actix's handlers
+    .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
+    .bind(("0.0.0.0", config.port));
     let server = match server {
         Ok(server) => server.run(),
         Err(e) => {
@@ -99,7 +118,7 @@ async fn main() -> ExitCode {
         }
     };
     info!(port = config.port, workers = workers; "listening on port {}", config.port);
-    match server.await {
+    let exit = match server.await {
         Ok(()) => {
             info!("stopped");
             ExitCode::SUCCESS
@@ -108,7 +127,14 @@ async fn main() -> ExitCode {
             error!(error = describe(&e).as_str(); "server failed");
             ExitCode::FAILURE
         }
+    };
+    // The spans of the last requests are exported before the process ends.
+    if let Some(provider) = tracer_provider
+        && let Err(e) = shutdown_tracing(&provider)
+    {
+        warn!(error = describe(&e).as_str(); "tracing: the last spans were not exported");
     }
+    exit
 }
 
 /// Resolves on SIGTERM or SIGINT: the server then stops accepting, lets in-flight requests
@@ -169,12 +195,12 @@ mod tests {
 
     fn nowhere() -> CityService {
         let nowhere = elasticsearch::http::Url::parse("http://127.0.0.1:1").unwrap();
-        CityService::new(CityRepository::new(&nowhere, Duration::from_millis(500), Shared::default()).unwrap())
+        CityService::new(CityRepository::new(&nowhere, Duration::from_millis(500), Shared::default(), false).unwrap())
     }
 
     /// One request to the app as `main` builds it, with a backend nobody listens on.
     async fn call(method: &str, uri: &str) -> Answer {
-        let app = init_service(app(nowhere())).await;
+        let app = init_service(app(nowhere(), false)).await;
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         let res = call_service(&app, TestRequest::default().method(method).uri(uri).to_request()).await;
         let header = |name| res.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
@@ -327,12 +353,15 @@ mod tests {
         call("PUT", "/health").await;
         call("GET", "/no/such/path").await;
         call("GET", &format!("/health?{}", "x".repeat(transport::MAX_REQUEST_TARGET))).await;
+        call("GET", &format!("/{}", "x".repeat(transport::MAX_REQUEST_TARGET))).await;
         let metrics = call("GET", "/metrics").await.body;
         for labels in [
             r#"http_request_method="GET",http_response_status_code="200",http_route="/health""#,
             r#"http_request_method="PUT",http_response_status_code="405",http_route="/health""#,
             r#"http_request_method="GET",http_response_status_code="404",http_route="""#,
-            // A 414 is answered before routing: no route, as in the other services.
+            // A 414 is answered before routing, but `match_pattern` still finds a listed path in
+            // the resource map: the listed path, else empty.
+            r#"http_request_method="GET",http_response_status_code="414",http_route="/health""#,
             r#"http_request_method="GET",http_response_status_code="414",http_route="""#,
         ] {
             assert!(
@@ -385,10 +414,345 @@ mod tests {
         );
     }
 
+    /// Tracing: the SDK's in-memory exporter behind the global tracer provider and the W3C
+    /// propagator, installed once for the whole test process (as `main` installs the OTLP
+    /// exporter). Only the apps and repositories built with tracing on make spans, so the other
+    /// tests are not affected; each test reads the spans of its own trace ids.
+    mod tracing {
+        use super::*;
+        use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
+        use opentelemetry::{Key, Value};
+        use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+        use std::io::{Read, Write};
+        use std::sync::{Arc, LazyLock, Mutex};
+
+        static SPANS: LazyLock<InMemorySpanExporter> = LazyLock::new(|| {
+            let exporter = InMemorySpanExporter::default();
+            // The simple processor exports each span as it ends: nothing to wait for.
+            let provider = SdkTracerProvider::builder()
+                .with_simple_exporter(exporter.clone())
+                .build();
+            telemetry::install_tracing(&provider);
+            exporter
+        });
+
+        const CITY: &str = r#"{"_index":"city_v1","_id":"3","found":true,"_source":{"id":3,"countryIso":"CZ","isFeatured":true,"regionId":7,"name.en":"Brno"}}"#;
+        const REGION: &str =
+            r#"{"_index":"region_v1","_id":"7","found":true,"_source":{"name.en":"South Moravian Region"}}"#;
+
+        /// An Elasticsearch stand-in on 127.0.0.1 that answers city 3 and region 7, one request
+        /// per connection; returns its URL and the head of every request it received.
+        fn elasticsearch() -> (elasticsearch::http::Url, Arc<Mutex<Vec<String>>>) {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let url = elasticsearch::http::Url::parse(&format!("http://{}", listener.local_addr().unwrap())).unwrap();
+            let heads = Arc::new(Mutex::new(Vec::new()));
+            let received = Arc::clone(&heads);
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    let mut stream = stream.unwrap();
+                    let mut head = Vec::new();
+                    let mut buffer = [0; 4096];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        match stream.read(&mut buffer) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => head.extend_from_slice(&buffer[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    let body = if head.starts_with("GET /city/_doc/3?") {
+                        CITY
+                    } else {
+                        REGION
+                    };
+                    received.lock().unwrap().push(head);
+                    let _ = stream.write_all(
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                        .as_bytes(),
+                    );
+                }
+            });
+            (url, heads)
+        }
+
+        /// One request to the app as `main` builds it with tracing `on` (and its Elasticsearch
+        /// stand-in), with `traceparent` if given: its status, and the `traceparent` of each
+        /// Elasticsearch request it made (`None` where there was none).
+        async fn traced_call(
+            on: bool,
+            method: &str,
+            uri: &str,
+            traceparent: Option<&str>,
+        ) -> (StatusCode, Vec<Option<String>>) {
+            LazyLock::force(&SPANS);
+            let (url, heads) = elasticsearch();
+            let repository = CityRepository::new(&url, Duration::from_secs(2), Shared::default(), on).unwrap();
+            let app = init_service(app(CityService::new(repository), on)).await;
+            let mut request = TestRequest::default()
+                .method(Method::from_bytes(method.as_bytes()).unwrap())
+                .uri(uri);
+            if let Some(traceparent) = traceparent {
+                request = request.insert_header(("traceparent", traceparent));
+            }
+            let status = call_service(&app, request.to_request()).await.status();
+            let sent = heads
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|head| {
+                    head.lines()
+                        .find_map(|line| line.strip_prefix("traceparent: "))
+                        .map(str::to_owned)
+                })
+                .collect();
+            (status, sent)
+        }
+
+        fn spans_of(trace_id: TraceId) -> Vec<SpanData> {
+            let spans = SPANS.get_finished_spans().unwrap();
+            spans
+                .into_iter()
+                .filter(|span| span.span_context.trace_id() == trace_id)
+                .collect()
+        }
+
+        fn attribute(span: &SpanData, key: &'static str) -> Option<Value> {
+            let key = Key::from_static_str(key);
+            span.attributes
+                .iter()
+                .find(|kv| kv.key == key)
+                .map(|kv| kv.value.clone())
+        }
+
+        fn string(value: &str) -> Option<Value> {
+            Some(Value::from(value.to_owned()))
+        }
+
+        const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+        const CALLER_SPAN: &str = "00f067aa0ba902b7";
+
+        fn caller(trace_id: &str, flags: &str) -> String {
+            format!("00-{trace_id}-{CALLER_SPAN}-{flags}")
+        }
+
+        /// A sampled caller: one SERVER span, its child, named by the route with the HTTP
+        /// attributes; one CLIENT span per Elasticsearch request (the city, then its region), the
+        /// server span's children; each request's `traceparent` is its client span's context.
+        #[actix_web::test]
+        async fn server_span_client_spans_and_traceparent() {
+            let (status, sent) = traced_call(
+                true,
+                "GET",
+                "/city/v1/get?id=3&language=en",
+                Some(&caller(CALLER_TRACE, "01")),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK);
+            let trace_id = TraceId::from_hex(CALLER_TRACE).unwrap();
+            let spans = spans_of(trace_id);
+            let servers: Vec<&SpanData> = spans.iter().filter(|s| s.span_kind == SpanKind::Server).collect();
+            assert_eq!(servers.len(), 1, "{spans:#?}");
+            let server = servers[0];
+            assert_eq!(server.name, "GET /city/v1/get");
+            assert_eq!(server.parent_span_id, SpanId::from_hex(CALLER_SPAN).unwrap());
+            assert!(server.parent_span_is_remote);
+            assert_eq!(attribute(server, "http.request.method"), string("GET"));
+            assert_eq!(attribute(server, "http.route"), string("/city/v1/get"));
+            assert_eq!(attribute(server, "http.response.status_code"), Some(Value::I64(200)));
+            assert_eq!(server.status, Status::Unset);
+
+            let clients: Vec<&SpanData> = spans.iter().filter(|s| s.span_kind == SpanKind::Client).collect();
+            assert_eq!(clients.len(), 2, "{spans:#?}");
+            assert_eq!(spans.len(), 3, "{spans:#?}");
+            for (client, index) in clients.iter().zip(["city", "region"]) {
+                assert_eq!(client.name, "get");
+                assert_eq!(client.parent_span_id, server.span_context.span_id());
+                assert_eq!(attribute(client, "http.request.method"), string("GET"));
+                assert_eq!(attribute(client, "http.response.status_code"), Some(Value::I64(200)));
+                assert_eq!(attribute(client, "db.system.name"), string("elasticsearch"));
+                assert_eq!(attribute(client, "db.elasticsearch.path_parts.index"), string(index));
+                assert_eq!(attribute(client, "server.address"), string("127.0.0.1"));
+            }
+            let want: Vec<Option<String>> = clients
+                .iter()
+                .map(|client| Some(format!("00-{CALLER_TRACE}-{}-01", client.span_context.span_id())))
+                .collect();
+            assert_eq!(sent, want);
+        }
+
+        /// No caller context: the server span starts a trace, and Elasticsearch gets it.
+        #[actix_web::test]
+        async fn new_trace_without_a_caller() {
+            let (status, sent) = traced_call(true, "GET", "/city/v1/get?id=3&language=en", None).await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(sent.len(), 2);
+            let first = sent[0].as_deref().expect("a traceparent");
+            let trace_id = TraceId::from_hex(&first[3..35]).unwrap();
+            let spans = spans_of(trace_id);
+            let server = spans
+                .iter()
+                .find(|s| s.span_kind == SpanKind::Server)
+                .expect("a server span");
+            assert_eq!(server.parent_span_id, SpanId::INVALID);
+            assert_eq!(spans.iter().filter(|s| s.span_kind == SpanKind::Client).count(), 2);
+            assert!(
+                sent.iter()
+                    .all(|tp| tp.as_deref().is_some_and(|tp| tp.contains(&format!("-{trace_id}-"))))
+            );
+        }
+
+        /// The span's name and route: the listed path the request matched (also for its 405 and
+        /// 414), else the bare method and no `http.route` (an unknown path); `HTTP` and `_OTHER`
+        /// for a method the conventions do not list.
+        #[actix_web::test]
+        async fn span_names_and_routes() {
+            for (i, (method, uri, status, name, route)) in [
+                ("GET", "/nope", 404, "GET", None),
+                ("GET", "/h%65alth", 404, "GET", None),
+                ("PUT", "/health", 405, "PUT /health", Some("/health")),
+                ("FOO", "/health", 405, "HTTP /health", Some("/health")),
+                ("GET", "/health", 200, "GET /health", Some("/health")),
+                ("HEAD", "/metrics", 200, "HEAD /metrics", Some("/metrics")),
+                (
+                    "GET",
+                    "/city/v1/get?id=0",
+                    400,
+                    "GET /city/v1/get",
+                    Some("/city/v1/get"),
+                ),
+                // A 414 is answered before routing; actix-web's `match_pattern` still finds a listed
+                // path in its resource map (as for the histogram's label).
+                (
+                    "GET",
+                    &format!("/health?{}", "x".repeat(transport::MAX_REQUEST_TARGET)),
+                    414,
+                    "GET /health",
+                    Some("/health"),
+                ),
+                (
+                    "GET",
+                    &format!("/{}", "x".repeat(transport::MAX_REQUEST_TARGET)),
+                    414,
+                    "GET",
+                    None,
+                ),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let trace = format!("{:032x}", 0xa000 + i);
+                let (answered, _) = traced_call(true, method, uri, Some(&caller(&trace, "01"))).await;
+                assert_eq!(answered.as_u16(), status, "{method} {uri}");
+                let spans = spans_of(TraceId::from_hex(&trace).unwrap());
+                assert_eq!(spans.len(), 1, "{method} {uri}: {spans:#?}");
+                let span = &spans[0];
+                assert_eq!(
+                    (span.span_kind.clone(), &*span.name),
+                    (SpanKind::Server, name),
+                    "{method} {uri}"
+                );
+                assert_eq!(
+                    attribute(span, "http.route"),
+                    route.map(|r| Value::from(r.to_owned())),
+                    "{method} {uri}"
+                );
+                assert_eq!(
+                    attribute(span, "http.response.status_code"),
+                    Some(Value::I64(status.into()))
+                );
+                let want_method = if method == "FOO" { "_OTHER" } else { method };
+                assert_eq!(attribute(span, "http.request.method"), string(want_method));
+            }
+        }
+
+        /// A caller that did not sample: nothing is exported, but Elasticsearch still gets its
+        /// trace id, flagged not sampled.
+        #[actix_web::test]
+        async fn unsampled_caller_propagates_and_exports_nothing() {
+            let trace = "5bf92f3577b34da6a3ce929d0e0e4736";
+            let (status, sent) =
+                traced_call(true, "GET", "/city/v1/get?id=3&language=en", Some(&caller(trace, "00"))).await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(sent.len(), 2);
+            for traceparent in sent {
+                let traceparent = traceparent.expect("a traceparent");
+                assert!(traceparent.starts_with(&format!("00-{trace}-")), "{traceparent}");
+                assert!(traceparent.ends_with("-00"), "{traceparent}");
+            }
+            assert!(spans_of(TraceId::from_hex(trace).unwrap()).is_empty());
+        }
+
+        /// Tracing off (the SDK installed or not): a caller's `traceparent` is not passed on, and
+        /// no span is made.
+        #[actix_web::test]
+        async fn off_sends_no_traceparent_and_makes_no_span() {
+            let trace = "6bf92f3577b34da6a3ce929d0e0e4736";
+            let (status, sent) = traced_call(
+                false,
+                "GET",
+                "/city/v1/get?id=3&language=en",
+                Some(&caller(trace, "01")),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(sent, vec![None, None]);
+            assert!(spans_of(TraceId::from_hex(trace).unwrap()).is_empty());
+        }
+
+        /// An Elasticsearch request that fails is a failed client span; the server span of the
+        /// 503 is failed too.
+        #[actix_web::test]
+        async fn failures_are_span_errors() {
+            LazyLock::force(&SPANS);
+            let nowhere = elasticsearch::http::Url::parse("http://127.0.0.1:1").unwrap();
+            let repository =
+                CityRepository::new(&nowhere, Duration::from_millis(500), Shared::default(), true).unwrap();
+            let service = init_service(app(CityService::new(repository), true)).await;
+            let trace = "7bf92f3577b34da6a3ce929d0e0e4736";
+            let request = TestRequest::get()
+                .uri("/city/v1/get?id=3&language=en")
+                .insert_header(("traceparent", caller(trace, "01")))
+                .to_request();
+            assert_eq!(
+                call_service(&service, request).await.status(),
+                StatusCode::SERVICE_UNAVAILABLE
+            );
+            let spans = spans_of(TraceId::from_hex(trace).unwrap());
+            assert_eq!(spans.len(), 2, "{spans:#?}");
+            let client = spans.iter().find(|s| s.span_kind == SpanKind::Client).unwrap();
+            assert_eq!(attribute(client, "error.type"), string("unavailable"));
+            assert!(matches!(client.status, Status::Error { .. }));
+            assert_eq!(attribute(client, "http.response.status_code"), None);
+            let server = spans.iter().find(|s| s.span_kind == SpanKind::Server).unwrap();
+            assert_eq!(attribute(server, "error.type"), string("503"));
+            assert!(matches!(server.status, Status::Error { .. }));
+
+            // No answer within the timeout: the client span ends as a timeout.
+            let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap(); // never accepts
+            let url = elasticsearch::http::Url::parse(&format!("http://{}", silent.local_addr().unwrap())).unwrap();
+            let repository = CityRepository::new(&url, Duration::from_millis(300), Shared::default(), true).unwrap();
+            let service = init_service(app(CityService::new(repository), true)).await;
+            let trace = "8bf92f3577b34da6a3ce929d0e0e4736";
+            let request = TestRequest::get()
+                .uri("/city/v1/get?id=3&language=en")
+                .insert_header(("traceparent", caller(trace, "01")))
+                .to_request();
+            assert_eq!(
+                call_service(&service, request).await.status(),
+                StatusCode::GATEWAY_TIMEOUT
+            );
+            let spans = spans_of(TraceId::from_hex(trace).unwrap());
+            let client = spans.iter().find(|s| s.span_kind == SpanKind::Client).unwrap();
+            assert_eq!(attribute(client, "error.type"), string("timeout"));
+        }
+    }
+
     /// The app on actix-web's `HttpServer` (one worker, no signal handling) on `listener`, running
     /// on the test's runtime until its handle stops it.
     fn serve_on(listener: std::net::TcpListener) -> actix_web::dev::ServerHandle {
-        let server = HttpServer::new(|| app(nowhere()))
+        let server = HttpServer::new(|| app(nowhere(), false))
             .workers(1)
             .disable_signals()
             .listen(listener)

@@ -14,10 +14,11 @@ use log::warn;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
+use tokio::time::{Instant, timeout_at};
 
 use crate::errors::AppError;
 use crate::models::Language;
-use crate::telemetry::describe;
+use crate::telemetry::{ClientSpan, ClientTracing, describe};
 
 const CITY_ALIAS: &str = "city";
 const REGION_ALIAS: &str = "region";
@@ -84,6 +85,8 @@ pub struct CityRepository {
     client: Elasticsearch,
     shared: Shared,
     timeout: Duration,
+    /// Tracing on: a CLIENT span per request, its context sent as `traceparent`.
+    tracing: Option<ClientTracing>,
 }
 
 /// The part of a GET-document answer we read.
@@ -96,8 +99,8 @@ struct GetResponse {
 
 impl CityRepository {
     /// `url` may carry `user:password@`: they are sent as basic auth, never as part of a
-    /// request URL (so they never appear in error messages either).
-    pub fn new(url: &Url, timeout: Duration, shared: Shared) -> Result<CityRepository, BuildError> {
+    /// request URL (so they never appear in error messages either). `traced`: tracing is on.
+    pub fn new(url: &Url, timeout: Duration, shared: Shared, traced: bool) -> Result<CityRepository, BuildError> {
         let mut base = url.clone();
         let _ = base.set_username("");
         let _ = base.set_password(None);
@@ -105,6 +108,7 @@ impl CityRepository {
             // Url::join, used per request, would otherwise drop the last path segment.
             base.set_path(&format!("{}/", base.path()));
         }
+        let tracing = traced.then(|| ClientTracing::new(&base));
         let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(base))
             .disable_proxy() // talk to Elasticsearch directly, whatever HTTP_PROXY says
             // Uncompressed answers (spec): the client's reqwest would ask for gzip otherwise.
@@ -118,6 +122,7 @@ impl CityRepository {
             client: Elasticsearch::new(builder.build()?),
             shared,
             timeout,
+            tracing,
         })
     }
 
@@ -138,33 +143,50 @@ impl CityRepository {
 
     /// GET `/<alias>/_doc/<id>?_source_includes=<fields>`: the `_source` of a found document,
     /// `None` for a plain not-found, an error for anything else. The whole of it, the wait for
-    /// a permit included, must finish within the timeout.
+    /// a permit included, must finish within the timeout. Tracing on, the request (not the wait)
+    /// is a CLIENT span.
     async fn get_source(&self, alias: &str, id: i64, fields: &[&str]) -> Result<Option<Source>, AppError> {
         let id = id.to_string();
-        let request = async {
-            let _permit = self
-                .shared
-                .in_flight
-                .acquire()
-                .await
-                .map_err(|_| AppError::Unavailable)?;
-            self.get_source_now(alias, &id, fields).await
-        };
-        tokio::time::timeout(self.timeout, request).await.unwrap_or_else(|_| {
+        let deadline = Instant::now() + self.timeout;
+        let timed_out = || {
             warn!(timeout_ms = self.timeout.as_millis() as u64; "Elasticsearch timed out: GET {alias}/_doc/{id}");
-            Err(AppError::Timeout)
-        })
+            AppError::Timeout
+        };
+        let Ok(permit) = timeout_at(deadline, self.shared.in_flight.acquire()).await else {
+            return Err(timed_out());
+        };
+        let _permit = permit.map_err(|_| AppError::Unavailable)?;
+        let span = self
+            .tracing
+            .as_ref()
+            .map(|tracing| tracing.start("get", "GET", alias, &id));
+        let result = timeout_at(deadline, self.get_source_now(alias, &id, fields, span.as_ref()))
+            .await
+            .unwrap_or_else(|_| Err(timed_out()));
+        if let (Some(span), Err(error)) = (&span, &result) {
+            span.failed(error);
+        }
+        result
     }
 
-    async fn get_source_now(&self, alias: &str, id: &str, fields: &[&str]) -> Result<Option<Source>, AppError> {
-        let response = self
-            .client
-            .get(GetParts::IndexId(alias, id))
-            ._source_includes(fields)
-            .send()
-            .await
-            .map_err(|e| backend_error(alias, id, &e))?;
+    async fn get_source_now(
+        &self,
+        alias: &str,
+        id: &str,
+        fields: &[&str],
+        span: Option<&ClientSpan>,
+    ) -> Result<Option<Source>, AppError> {
+        let mut request = self.client.get(GetParts::IndexId(alias, id))._source_includes(fields);
+        if let Some(span) = span {
+            for (name, value) in &span.propagation_headers() {
+                request = request.header(name.clone(), value.clone());
+            }
+        }
+        let response = request.send().await.map_err(|e| backend_error(alias, id, &e))?;
         let status = response.status_code().as_u16();
+        if let Some(span) = span {
+            span.answered(status);
+        }
         if status != 200 && status != 404 {
             warn!(status = status; "Elasticsearch answered GET {alias}/_doc/{id} with an error status");
             return Err(AppError::Unavailable);
@@ -246,7 +268,7 @@ mod tests {
     }
 
     fn repository(url: &Url) -> CityRepository {
-        CityRepository::new(url, Duration::from_millis(300), Shared::default()).unwrap()
+        CityRepository::new(url, Duration::from_millis(300), Shared::default(), false).unwrap()
     }
 
     fn answer(status: &str, body: &'static str) -> &'static str {
@@ -327,16 +349,16 @@ mod tests {
         let found = r#"{"_index":"region_v1","_id":"1","found":true,"_source":{"name.en":"Prague"}}"#;
         let shared = Shared::default();
         let url = fake_elasticsearch(Some(answer("200 OK", found)));
-        let first = CityRepository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
+        let first = CityRepository::new(&url, Duration::from_millis(300), shared.clone(), false).unwrap();
         assert!(first.find_region(1).await.unwrap().is_some());
         // Another worker's repository, pointing nowhere, answers from the shared cache.
         let nowhere = Url::parse("http://127.0.0.1:1").unwrap();
-        let second = CityRepository::new(&nowhere, Duration::from_millis(300), shared.clone()).unwrap();
+        let second = CityRepository::new(&nowhere, Duration::from_millis(300), shared.clone(), false).unwrap();
         assert_eq!(second.find_region(1).await.unwrap().unwrap()["name.en"], "Prague");
         assert_eq!(second.find_region(2).await, Err(AppError::Unavailable));
         let missing = r#"{"_index":"region_v1","_id":"3","found":false}"#;
         let url = fake_elasticsearch(Some(answer("404 Not Found", missing)));
-        let third = CityRepository::new(&url, Duration::from_millis(300), shared.clone()).unwrap();
+        let third = CityRepository::new(&url, Duration::from_millis(300), shared.clone(), false).unwrap();
         assert_eq!(third.find_region(3).await, Ok(None));
         assert!(shared.regions.get(3).is_none());
     }

@@ -1,19 +1,34 @@
-//! Observability: JSON-lines logging on stdout, the request-duration histogram, and the
-//! middleware that logs and measures every request.
+//! Observability: JSON-lines logging on stdout, the request-duration histogram, the middleware
+//! that logs and measures every request, and tracing (OpenTelemetry, on with
+//! `OTEL_TRACES_EXPORTER=otlp`): the SDK's setup, the server span of a request and the client
+//! span of an Elasticsearch request.
 
 use std::io::Write;
 use std::num::NonZero;
 use std::sync::LazyLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
+use actix_web::http::header::HeaderMap as RequestHeaderMap;
 use actix_web::middleware::Next;
+use elasticsearch::http::Url;
+use elasticsearch::http::headers::HeaderMap;
 use log::kv::{self, VisitSource};
 use log::{LevelFilter, Log, Metadata, Record, info};
+use opentelemetry::propagation::Extractor;
+use opentelemetry::trace::{FutureExt, SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::{Context, KeyValue, global};
+use opentelemetry_http::HeaderInjector;
+use opentelemetry_otlp::{ExporterBuildError, Protocol, WithExportConfig};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
 use prometheus::{Encoder, HistogramOpts, HistogramVec, TextEncoder};
 use time::OffsetDateTime;
+
+use crate::errors::AppError;
 use time::format_description::well_known::Iso8601;
 use time::format_description::well_known::iso8601::{Config, EncodedConfig, TimePrecision};
 
@@ -41,8 +56,9 @@ static REQUEST_DURATION: LazyLock<HistogramVec> = LazyLock::new(|| {
 });
 
 /// Middleware: one `info` line and one histogram observation per request, whatever answered it.
-/// The `http_route` label is the pattern of the resource routing matched (a listed path), else ""
-/// (the default service's 404, and a 414 answered before routing; see `transport::app`).
+/// The `http_route` label is the listed path the request's path matched (`match_pattern`: the
+/// resource routing matched, or for a 414, answered before routing, the resource map's match),
+/// else "" (an unknown path; see `transport::app`).
 pub async fn observe(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
@@ -65,11 +81,206 @@ pub async fn observe(
     Ok(response)
 }
 
+/// The methods OpenTelemetry names (RFC 9110's and PATCH); any other is `_OTHER`.
+const KNOWN_METHODS: [&str; 9] = [
+    "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+];
+const OTHER_METHOD: &str = "_OTHER";
+
 /// The method as OpenTelemetry labels it: RFC 9110's methods and PATCH, else `_OTHER`.
-fn method_label(method: &Method) -> &str {
-    match method.as_str() {
-        known @ ("GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" | "OPTIONS" | "TRACE" | "PATCH") => known,
-        _ => "_OTHER",
+fn method_label(method: &Method) -> &'static str {
+    KNOWN_METHODS
+        .into_iter()
+        .find(|known| *known == method.as_str())
+        .unwrap_or(OTHER_METHOD)
+}
+
+/// The instrumentation scope of this service's spans.
+const TRACER_NAME: &str = env!("CARGO_PKG_NAME");
+/// The longest wait for the last spans' export at shutdown: the spec's 15 s from the stop signal
+/// minus the server's 10 s for requests in flight, with a second to spare.
+const TRACING_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(4);
+
+// Stable HTTP semantic-convention attributes (the spec names the first three).
+const HTTP_REQUEST_METHOD: &str = "http.request.method";
+const HTTP_RESPONSE_STATUS_CODE: &str = "http.response.status_code";
+const HTTP_ROUTE: &str = "http.route";
+const HTTP_REQUEST_METHOD_ORIGINAL: &str = "http.request.method_original";
+const ERROR_TYPE: &str = "error.type";
+const SERVER_ADDRESS: &str = "server.address";
+const SERVER_PORT: &str = "server.port";
+// Elasticsearch's database semantic conventions, as the official clients' instrumentations use them.
+const DB_SYSTEM_NAME: &str = "db.system.name";
+const DB_OPERATION_NAME: &str = "db.operation.name";
+const DB_INDEX: &str = "db.elasticsearch.path_parts.index";
+const DB_ID: &str = "db.elasticsearch.path_parts.id";
+
+/// Tracing on (`OTEL_TRACES_EXPORTER=otlp`): the OTLP span exporter (http/protobuf, over reqwest's
+/// blocking client) behind the SDK's batch span processor, and the W3C trace-context propagator,
+/// installed as OpenTelemetry's globals. The SDK reads its standard variables itself:
+/// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `OTEL_EXPORTER_OTLP_ENDPOINT` (default
+/// `http://localhost:4318`), `..._HEADERS`, `..._TIMEOUT`, `OTEL_TRACES_SAMPLER(_ARG)` (default
+/// `parentbased_always_on`), `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*`.
+/// Returns the provider, for [`shutdown_tracing`].
+pub fn init_tracing() -> Result<SdkTracerProvider, ExporterBuildError> {
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary)
+        .build()?;
+    let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).build();
+    install_tracing(&provider);
+    Ok(provider)
+}
+
+/// Makes `provider` and the W3C `traceparent`/`tracestate` propagator OpenTelemetry's globals.
+pub fn install_tracing(provider: &SdkTracerProvider) {
+    global::set_text_map_propagator(TraceContextPropagator::new());
+    global::set_tracer_provider(provider.clone());
+}
+
+/// Exports the spans still queued and stops the exporter, within [`TRACING_SHUTDOWN_TIMEOUT`].
+pub fn shutdown_tracing(provider: &SdkTracerProvider) -> OTelSdkResult {
+    provider.shutdown_with_timeout(TRACING_SHUTDOWN_TIMEOUT)
+}
+
+/// Middleware (tracing on, outermost): one SERVER span per request, the child of the caller's
+/// `traceparent` if it sent one, current while the request is served (so Elasticsearch requests
+/// are its children). Named `<method> <route>` with `http.route` when routing matched a listed
+/// path (the pattern `observe` labels too), else the bare method; `http.request.method` and
+/// `http.response.status_code` as OpenTelemetry's stable HTTP conventions say (`_OTHER` and the
+/// span name `HTTP` for a method they do not list).
+pub async fn trace_request(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let parent = global::get_text_map_propagator(|propagator| propagator.extract(&RequestHeaders(req.headers())));
+    let method = method_label(req.method());
+    let mut attributes = vec![KeyValue::new(HTTP_REQUEST_METHOD, method)];
+    let name = if method == OTHER_METHOD {
+        attributes.push(KeyValue::new(HTTP_REQUEST_METHOD_ORIGINAL, req.method().to_string()));
+        "HTTP"
+    } else {
+        method
+    };
+    let tracer = global::tracer(TRACER_NAME);
+    let span = tracer
+        .span_builder(name)
+        .with_kind(SpanKind::Server)
+        .with_attributes(attributes)
+        .start_with_context(&tracer, &parent);
+    let cx = parent.with_span(span);
+    let result = next.call(req).with_context(cx.clone()).await;
+    let span = cx.span();
+    let status = match &result {
+        Ok(response) => {
+            if let Some(route) = response.request().match_pattern() {
+                span.update_name(format!("{name} {route}"));
+                span.set_attribute(KeyValue::new(HTTP_ROUTE, route));
+            }
+            response.status()
+        }
+        Err(error) => error.as_response_error().status_code(),
+    };
+    span.set_attribute(KeyValue::new(HTTP_RESPONSE_STATUS_CODE, i64::from(status.as_u16())));
+    if status.is_server_error() {
+        // A server's 4xx is the client's error, not the span's (the conventions).
+        span.set_attribute(KeyValue::new(ERROR_TYPE, status.as_str().to_owned()));
+        span.set_status(Status::error(""));
+    }
+    span.end();
+    result
+}
+
+/// An incoming request's headers, as the propagator reads them.
+struct RequestHeaders<'a>(&'a RequestHeaderMap);
+
+impl Extractor for RequestHeaders<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|value| value.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(|name| name.as_str()).collect()
+    }
+}
+
+/// The client spans of one Elasticsearch node (tracing on): what every span of its requests says
+/// about the node, built once.
+pub struct ClientTracing {
+    node: [KeyValue; 3],
+}
+
+impl ClientTracing {
+    pub fn new(url: &Url) -> ClientTracing {
+        ClientTracing {
+            node: [
+                KeyValue::new(DB_SYSTEM_NAME, "elasticsearch"),
+                KeyValue::new(SERVER_ADDRESS, url.host_str().unwrap_or_default().to_owned()),
+                KeyValue::new(SERVER_PORT, i64::from(url.port_or_known_default().unwrap_or_default())),
+            ],
+        }
+    }
+
+    /// Starts the CLIENT span of one request of the endpoint `operation` (Elasticsearch's name
+    /// for it, e.g. `get`, which names the span, as the official clients' instrumentations do) to
+    /// the document `id` of `index`, a child of the current context's span (the server span of
+    /// the request being served).
+    pub fn start(&self, operation: &'static str, method: &'static str, index: &str, id: &str) -> ClientSpan {
+        let tracer = global::tracer(TRACER_NAME);
+        let mut attributes = Vec::with_capacity(self.node.len() + 4);
+        attributes.extend_from_slice(&self.node);
+        attributes.extend([
+            KeyValue::new(HTTP_REQUEST_METHOD, method),
+            KeyValue::new(DB_OPERATION_NAME, operation),
+            KeyValue::new(DB_INDEX, index.to_owned()),
+            KeyValue::new(DB_ID, id.to_owned()),
+        ]);
+        let span = tracer
+            .span_builder(operation)
+            .with_kind(SpanKind::Client)
+            .with_attributes(attributes)
+            .start(&tracer);
+        ClientSpan(Context::current_with_span(span))
+    }
+}
+
+/// The CLIENT span of one Elasticsearch request; ends when dropped.
+pub struct ClientSpan(Context);
+
+impl ClientSpan {
+    /// The headers that carry this span's context to Elasticsearch, as the global propagator
+    /// writes them: `traceparent` (its parent: this span), and `tracestate` if the caller sent one.
+    pub fn propagation_headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        global::get_text_map_propagator(|propagator| {
+            propagator.inject_context(&self.0, &mut HeaderInjector(&mut headers));
+        });
+        headers
+    }
+
+    /// Elasticsearch answered with `status`.
+    pub fn answered(&self, status: u16) {
+        self.0
+            .span()
+            .set_attribute(KeyValue::new(HTTP_RESPONSE_STATUS_CODE, i64::from(status)));
+    }
+
+    /// The request failed: `error.type` is `timeout` (no answer in time) or `unavailable` (the
+    /// repository's two failures; the log line has the details).
+    pub fn failed(&self, error: &AppError) {
+        let error_type = match error {
+            AppError::Timeout => "timeout",
+            _ => "unavailable",
+        };
+        let span = self.0.span();
+        span.set_attribute(KeyValue::new(ERROR_TYPE, error_type));
+        span.set_status(Status::error(error.to_string()));
+    }
+}
+
+impl Drop for ClientSpan {
+    fn drop(&mut self) {
+        self.0.span().end();
     }
 }
 

@@ -5,7 +5,7 @@ use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Uri;
 use actix_web::http::header::ContentType;
-use actix_web::middleware::{Next, from_fn};
+use actix_web::middleware::{Condition, Next, from_fn};
 use actix_web::{App, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, ResponseError, guard, web};
 
 use crate::errors::AppError;
@@ -83,9 +83,12 @@ fn request_target_len(uri: &Uri) -> usize {
     }
 }
 
-/// The application: routes, then (outermost first) telemetry and the request-target limit.
+/// The application: routes, then (outermost first) the server span when `traced` (tracing on;
+/// off, `Condition` passes every request straight through), telemetry and the request-target
+/// limit.
 pub fn app(
     service: CityService,
+    traced: bool,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -100,6 +103,7 @@ pub fn app(
         .configure(routes)
         .wrap(from_fn(limit_request_target))
         .wrap(from_fn(telemetry::observe))
+        .wrap(Condition::new(traced, from_fn(telemetry::trace_request)))
 }
 
 /// The contract's paths; anything else is a JSON 404, whatever the method.
