@@ -15,6 +15,7 @@ type Config struct {
 	ElasticsearchURL     *url.URL      // may carry user:password@ (sent as basic auth)
 	ElasticsearchTimeout time.Duration // one Elasticsearch round-trip
 	LogLevel             string        // error, warn, info or debug
+	TracingOn            bool          // OTEL_TRACES_EXPORTER=otlp: the OpenTelemetry SDK reads the rest of OTEL_*
 }
 
 // ConfigError names an invalid variable; it never echoes the value (ELASTICSEARCH_URL may
@@ -28,7 +29,8 @@ func (e *ConfigError) Error() string {
 	return "invalid " + e.Variable + ": expected " + e.Expected
 }
 
-// ConfigFromEnv reads PORT, ELASTICSEARCH_URL, ELASTICSEARCH_TIMEOUT_MS and LOG_LEVEL.
+// ConfigFromEnv reads PORT, ELASTICSEARCH_URL, ELASTICSEARCH_TIMEOUT_MS, LOG_LEVEL and
+// OTEL_TRACES_EXPORTER.
 func ConfigFromEnv() (Config, error) {
 	return configFrom(os.LookupEnv)
 }
@@ -53,6 +55,9 @@ func configFrom(lookup func(string) (string, bool)) (Config, error) {
 		return Config{}, err
 	}
 	if cfg.LogLevel, err = parseLogLevel(get("LOG_LEVEL", "info")); err != nil {
+		return Config{}, err
+	}
+	if cfg.TracingOn, err = parseTracesExporter(get("OTEL_TRACES_EXPORTER", "none")); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -92,6 +97,19 @@ func parseLogLevel(v string) (string, error) {
 		return v, nil
 	}
 	return "", &ConfigError{"LOG_LEVEL", "one of error, warn, info, debug"}
+}
+
+// parseTracesExporter: tracing is on for otlp only, off for none (the default here, unlike the
+// SDK's own default of otlp: the spec's tracing is opt-in). The other OTEL_* variables are the
+// SDK's to read (telemetry.go), not ours.
+func parseTracesExporter(v string) (bool, error) {
+	switch v {
+	case "otlp":
+		return true, nil
+	case "none":
+		return false, nil
+	}
+	return false, &ConfigError{"OTEL_TRACES_EXPORTER", "otlp or none"}
 }
 
 // isDigits: at least one byte, ASCII digits only (no sign, no spaces).

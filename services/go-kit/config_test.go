@@ -21,7 +21,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Port != 8080 || cfg.ElasticsearchURL.String() != "http://127.0.0.1:9200" ||
-		cfg.ElasticsearchTimeout != 2*time.Second || cfg.LogLevel != "info" {
+		cfg.ElasticsearchTimeout != 2*time.Second || cfg.LogLevel != "info" || cfg.TracingOn {
 		t.Errorf("defaults: %+v", cfg)
 	}
 }
@@ -51,6 +51,8 @@ func TestConfigValidValues(t *testing.T) {
 		{"ELASTICSEARCH_TIMEOUT_MS", "2147483647", func(c Config) bool { return c.ElasticsearchTimeout == math.MaxInt32*time.Millisecond }},
 		{"LOG_LEVEL", "error", func(c Config) bool { return c.LogLevel == "error" }},
 		{"LOG_LEVEL", "warn", func(c Config) bool { return c.LogLevel == "warn" }},
+		{"OTEL_TRACES_EXPORTER", "otlp", func(c Config) bool { return c.TracingOn }},
+		{"OTEL_TRACES_EXPORTER", "none", func(c Config) bool { return !c.TracingOn }},
 	}
 	for _, tt := range tests {
 		cfg, err := configOf(map[string]string{tt.name: tt.value})
@@ -66,6 +68,7 @@ func TestConfigInvalidValuesNameTheVariable(t *testing.T) {
 		"ELASTICSEARCH_URL":        {"", "not a url", "127.0.0.1:9200", "ftp://127.0.0.1:9250", "http://", "http:///x", "http://host/?q=1", "http://host/#f", "http:host"},
 		"ELASTICSEARCH_TIMEOUT_MS": {"", "0", "000", "-5", "+5", "abc", "1.5", "1e3", "2s", " 1", "2147483648", "99999999999999999999999"},
 		"LOG_LEVEL":                {"", "loud", "INFO", "Info", "trace", "warning", " info"},
+		"OTEL_TRACES_EXPORTER":     {"", "OTLP", "None", "otlp ", " none", "console", "zipkin", "jaeger", "logging", "otlp,none", "grpc", "true"},
 	}
 	for variable, values := range invalid {
 		for _, value := range values {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -32,6 +33,9 @@ const (
 	startupCheckLimit = 10 * time.Second
 	// shutdownTimeout is how long in-flight requests get after SIGTERM/SIGINT (15 s in all).
 	shutdownTimeout = 10 * time.Second
+	// tracingShutdownTimeout is how long the tracer provider then gets to export the spans
+	// ended so far (the 15 s include it).
+	tracingShutdownTimeout = 4 * time.Second
 )
 
 func main() {
@@ -78,8 +82,17 @@ func run() int {
 	level.Info(logger).Log("msg", "starting", "go", runtime.Version(),
 		"gomaxprocs", runtime.GOMAXPROCS(0), "num_cpu", runtime.NumCPU())
 
+	var tracing *Tracing // nil: tracing off (OTEL_TRACES_EXPORTER unset or none), nothing installed
+	if cfg.TracingOn {
+		if tracing, err = NewTracing(ctx, logger); err != nil {
+			level.Error(logger).Log("msg", "cannot set up OpenTelemetry tracing", "error", describe(err))
+			return 1
+		}
+		defer shutdownTracing(tracing, logger) // on every way out; a second Shutdown does nothing
+	}
+
 	esURL := cfg.ElasticsearchURL.Redacted() // password shown as xxxxx, as the spec says
-	repository, err := NewCityRepository(cfg.ElasticsearchURL, cfg.ElasticsearchTimeout, logger)
+	repository, err := NewCityRepository(cfg.ElasticsearchURL, cfg.ElasticsearchTimeout, logger, tracing.Elasticsearch())
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot create an Elasticsearch client for "+esURL, "url", esURL, "error", describe(err))
 		return 1
@@ -98,7 +111,7 @@ func run() int {
 	level.Info(logger).Log("msg", "Elasticsearch at "+esURL+" is reachable", "url", esURL)
 
 	endpoints := MakeEndpoints(NewCityService(repository), apiDocs, prometheus.DefaultGatherer)
-	handler := Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(prometheus.DefaultRegisterer))
+	handler := tracing.Handler(Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(prometheus.DefaultRegisterer)))
 	server := NewHTTPServer(handler, logger)
 
 	listener, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port)) // all interfaces
@@ -125,6 +138,16 @@ func run() int {
 		level.Warn(logger).Log("msg", "in-flight requests did not finish in time", "error", describe(err))
 		_ = server.Close()
 	}
+	shutdownTracing(tracing, logger) // no-op when tracing is off
 	level.Info(logger).Log("msg", "stopped")
 	return 0
+}
+
+// shutdownTracing flushes the spans ended so far to the exporter, within tracingShutdownTimeout.
+func shutdownTracing(tracing *Tracing, logger log.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), tracingShutdownTimeout)
+	defer cancel()
+	if err := tracing.Shutdown(ctx); err != nil {
+		level.Warn(logger).Log("msg", "spans not exported before stopping", "error", describe(err))
+	}
 }

@@ -47,26 +47,30 @@ type CityLookup interface {
 // CityRepository is the CityLookup on the official Elasticsearch client, with the
 // regions that were found cached for the life of the process (misses and failures never).
 type CityRepository struct {
-	client  *elasticsearch.BaseClient
-	timeout time.Duration
-	regions sync.Map // int64 → Source
-	logger  log.Logger
+	client     *elasticsearch.BaseClient
+	instrument esapi.Instrumentation // nil: requests are not traced
+	timeout    time.Duration
+	regions    sync.Map // int64 → Source
+	logger     log.Logger
 }
 
 // NewCityRepository: every round-trip (connect through reading the body) must finish
-// within timeout.
-func NewCityRepository(u *url.URL, timeout time.Duration, logger log.Logger) (*CityRepository, error) {
-	client, err := newElasticsearchClient(u)
+// within timeout. instrumentation is the client's OpenTelemetry instrumentation (nil when
+// tracing is off): it spans every request, as the client's functional API would.
+func NewCityRepository(u *url.URL, timeout time.Duration, logger log.Logger, instrumentation esapi.Instrumentation) (*CityRepository, error) {
+	client, err := newElasticsearchClient(u, instrumentation)
 	if err != nil {
 		return nil, err
 	}
-	return &CityRepository{client: client, timeout: timeout, logger: logger}, nil
+	return &CityRepository{client: client, instrument: client.InstrumentationEnabled(), timeout: timeout, logger: logger}, nil
 }
 
 // newElasticsearchClient is the official client without its functional API: requests are
 // esapi request values run with Do. elasticsearch.NewClient would link every one of the
 // client's hundreds of API functions into the binary (a 24.9 MB binary instead of 11.4 MB).
-func newElasticsearchClient(u *url.URL) (*elasticsearch.BaseClient, error) {
+// esapi request values, unlike the functional API, carry the instrumentation themselves
+// (Instrument), so every request below is given the client's.
+func newElasticsearchClient(u *url.URL, instrumentation esapi.Instrumentation) (*elasticsearch.BaseClient, error) {
 	base := *u
 	base.User = nil // credentials go in a header, never into request URLs or error texts
 	header := http.Header{}
@@ -81,7 +85,8 @@ func newElasticsearchClient(u *url.URL) (*elasticsearch.BaseClient, error) {
 		Header:    header,
 		// One request per lookup: a failure is answered (503/504), never retried, so that
 		// "no answer within ELASTICSEARCH_TIMEOUT_MS" stays one timeout, not four.
-		DisableRetry: true,
+		DisableRetry:    true,
+		Instrumentation: instrumentation,
 		Transport: &http.Transport{
 			Proxy:       nil, // Elasticsearch directly, whatever HTTP_PROXY says
 			DialContext: (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
@@ -101,7 +106,7 @@ func newElasticsearchClient(u *url.URL) (*elasticsearch.BaseClient, error) {
 // CheckHealth is the startup round-trip: GET /_cluster/health must answer 2xx. It is also the
 // client's first 2xx answer, so the product check (X-Elastic-Product: Elasticsearch) runs here.
 func (r *CityRepository) CheckHealth(ctx context.Context) error {
-	res, err := esapi.ClusterHealthRequest{}.Do(ctx, r.client)
+	res, err := esapi.ClusterHealthRequest{Instrument: r.instrument}.Do(ctx, r.client)
 	if err != nil {
 		return err
 	}
@@ -147,7 +152,7 @@ func (r *CityRepository) source(ctx context.Context, alias string, id int64, fie
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	docID := strconv.FormatInt(id, 10)
-	res, err := esapi.GetRequest{Index: alias, DocumentID: docID, SourceIncludes: fields}.Do(ctx, r.client)
+	res, err := esapi.GetRequest{Index: alias, DocumentID: docID, SourceIncludes: fields, Instrument: r.instrument}.Do(ctx, r.client)
 	if err != nil {
 		return nil, r.backendError(ctx, alias, docID, err)
 	}

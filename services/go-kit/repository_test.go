@@ -28,7 +28,7 @@ func newTestRepository(t *testing.T, rawURL string) *CityRepository {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repository, err := NewCityRepository(u, testTimeout, log.NewNopLogger())
+	repository, err := NewCityRepository(u, testTimeout, log.NewNopLogger(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestBackendFailuresAreLoggedWithTheirError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	repository, err := NewCityRepository(u, testTimeout, NewLogger(&logs))
+	repository, err := NewCityRepository(u, testTimeout, NewLogger(&logs), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
