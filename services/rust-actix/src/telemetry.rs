@@ -326,7 +326,7 @@ struct JsonLogger;
 
 impl Log for JsonLogger {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level()
+        metadata.level() <= log::max_level() && !sdk_chatter(metadata)
     }
 
     fn log(&self, record: &Record<'_>) {
@@ -340,6 +340,13 @@ impl Log for JsonLogger {
     fn flush(&self) {
         let _ = std::io::stdout().flush();
     }
+}
+
+/// The OpenTelemetry SDK's own diagnostics (tracing on; `tracing` events forwarded to `log`) below
+/// `warn`: its startup notice and its debug traffic. Its warnings and errors (a failed export) are
+/// logged; nothing else it says is, so tracing adds no log line of its own while it works.
+fn sdk_chatter(metadata: &Metadata<'_>) -> bool {
+    metadata.level() > log::Level::Warn && metadata.target().starts_with("opentelemetry")
 }
 
 /// `ts`: RFC 3339 in UTC with milliseconds, always as wide (`2025-11-21T22:00:00.123Z`), as
@@ -496,6 +503,19 @@ mod tests {
         ] {
             assert_eq!(describe(&*chain(texts)), want, "{texts:?}");
         }
+    }
+
+    #[test]
+    fn only_the_sdks_warnings_and_errors_are_logged() {
+        let metadata = |level, target| Metadata::builder().level(level).target(target).build();
+        for target in ["opentelemetry", "opentelemetry_sdk", "opentelemetry-otlp"] {
+            assert!(sdk_chatter(&metadata(Level::Info, target)));
+            assert!(sdk_chatter(&metadata(Level::Debug, target)));
+            assert!(!sdk_chatter(&metadata(Level::Warn, target)));
+            assert!(!sdk_chatter(&metadata(Level::Error, target)));
+        }
+        assert!(!sdk_chatter(&metadata(Level::Info, "cityref_rust_actix")));
+        assert!(!sdk_chatter(&metadata(Level::Debug, "reqwest::connect")));
     }
 
     #[test]
