@@ -18,7 +18,7 @@ private fun run(startup: Startup) {
     val lookup = DeferredLookup()
     val (server, serverConfig) =
         startup.time("server") {
-            val telemetry = Telemetry()
+            val telemetry = Telemetry(startup.tracing?.openTelemetry)
             // Jetty with virtual threads: the backend and thread choice are measured in README.md.
             val serverConfig = CityrefJetty(startup.config.port, StopMode.Graceful(SHUTDOWN_GRACE), telemetry, virtualThreads = true)
             cityrefApp(CityService(lookup), telemetry).asServer(serverConfig) to serverConfig
@@ -40,7 +40,7 @@ private fun run(startup: Startup) {
             "jetty_selectors" to serverConfig.selectors,
         ),
     )
-    shutdown.awaitThenExit(elasticsearch)
+    shutdown.awaitThenExit(elasticsearch, startup.tracing)
 }
 
 /** The handler's lookup, built before the startup check has its client: set once, before the server listens. */

@@ -6,6 +6,14 @@ import io.micrometer.core.instrument.config.MeterFilter
 import io.micrometer.core.instrument.distribution.DistributionStatisticConfig
 import io.micrometer.prometheusmetrics.PrometheusConfig
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
+import io.opentelemetry.api.OpenTelemetry
+import io.opentelemetry.context.Context
+import io.opentelemetry.context.propagation.TextMapGetter
+import io.opentelemetry.instrumentation.api.instrumenter.Instrumenter
+import io.opentelemetry.instrumentation.api.semconv.http.HttpServerAttributesExtractor
+import io.opentelemetry.instrumentation.api.semconv.http.HttpServerAttributesGetter
+import io.opentelemetry.instrumentation.api.semconv.http.HttpSpanNameExtractor
+import io.opentelemetry.instrumentation.api.semconv.http.HttpSpanStatusExtractor
 import org.http4k.core.Filter
 import org.http4k.core.HttpTransaction
 import org.http4k.core.Request
@@ -34,12 +42,18 @@ private const val MAX_LOGGED_TARGET = 8192
 private val requestLog = LoggerFactory.getLogger("cityref.request")
 
 /**
- * Request logging and the duration histogram, as http4k filters: [ResponseFilters.ReportHttpTransaction]
+ * Request logging, the duration histogram and, with tracing on, the server spans ([ServerTracing]), as
+ * http4k filters: [ResponseFilters.ReportHttpTransaction]
  * writes the request line, http4k-ops-micrometer's `RequestTimer` records the histogram under the
  * contract's name and labels (its defaults — `http.server.request.latency`, `method`/`status`/`path`
  * and a percentile histogram — are replaced by the labeler and the [MeterFilter] below).
  */
-class Telemetry {
+class Telemetry(
+    openTelemetry: OpenTelemetry? = null,
+) {
+    /** Tracing on (kotlin-shared's [Tracing]): the server span of every request; null when off. */
+    val tracing: ServerTracing? = openTelemetry?.let(::ServerTracing)
+
     val registry =
         PrometheusMeterRegistry(PrometheusConfig.DEFAULT).apply {
             config().meterFilter(
@@ -123,5 +137,120 @@ class Telemetry {
             .addKeyValue("status", status)
             .addKeyValue("duration_ms", duration.toNanos() / 1e6)
             .log("request")
+    }
+}
+
+/**
+ * What a request's server span reads of it, whichever layer answers it: http4k ([ServerTracing.filter])
+ * or, for a method http4k cannot represent, the Jetty handler in front of it (`OtherMethods`).
+ */
+class TracedRequest(
+    val method: String,
+    val path: String,
+    val query: String?,
+    /** The listed path the request matched (the transport's word, as the histogram's `http_route`), or null. */
+    val route: String?,
+    val headers: (String) -> List<String>,
+)
+
+/**
+ * One SERVER span per request (the spec, "Tracing (OpenTelemetry)") with OpenTelemetry's
+ * instrumentation API, as its HTTP server instrumentations build theirs: an [Instrumenter] with the
+ * HTTP semantic conventions' span name (`GET /city/v1/get`, the bare method without a route),
+ * attributes (`http.request.method`, `http.response.status_code`, `http.route`, `url.*`) and status,
+ * and the caller's `traceparent` extracted through the SDK's propagators. http4k's own OpenTelemetry
+ * module is not in the registry (README.md, "Tracing"), so this is the smallest equivalent, in
+ * http4k's extension point (a [Filter]); it never touches the connection.
+ */
+class ServerTracing(
+    openTelemetry: OpenTelemetry,
+) {
+    private val instrumenter: Instrumenter<TracedRequest, Int> =
+        Instrumenter
+            .builder<TracedRequest, Int>(openTelemetry, INSTRUMENTATION_NAME, HttpSpanNameExtractor.create(Attributes))
+            .setSpanStatusExtractor(HttpSpanStatusExtractor.create(Attributes))
+            .addAttributesExtractor(HttpServerAttributesExtractor.create(Attributes))
+            .buildServerInstrumenter(Headers)
+
+    /**
+     * [handle]'s answer within the request's server span, current while it runs (so that the
+     * Elasticsearch client's spans are its children); [statusOf] reads its status.
+     */
+    fun <T> trace(
+        request: TracedRequest,
+        statusOf: (T) -> Int,
+        handle: () -> T,
+    ): T {
+        val parent = Context.current()
+        if (!instrumenter.shouldStart(parent, request)) return handle()
+        val context = instrumenter.start(parent, request)
+        val answer =
+            try {
+                context.makeCurrent().use { handle() }
+            } catch (e: Throwable) {
+                instrumenter.end(context, request, null, e)
+                throw e
+            }
+        instrumenter.end(context, request, statusOf(answer), null)
+        return answer
+    }
+
+    /** The filter in front of everything http4k answers, 404 and 405 included; [routeOf] is the transport's route (or `""`). */
+    fun filter(routeOf: (Request) -> String): Filter =
+        Filter { next ->
+            { request ->
+                val traced =
+                    TracedRequest(
+                        request.method.name,
+                        request.uri.path,
+                        request.uri.query.ifEmpty { null },
+                        routeOf(request).ifEmpty { null },
+                    ) {
+                        request.headerValues(it).filterNotNull()
+                    }
+                trace(traced, { it.status.code }) { next(request) }
+            }
+        }
+
+    private object Attributes : HttpServerAttributesGetter<TracedRequest, Int> {
+        override fun getHttpRequestMethod(request: TracedRequest) = request.method
+
+        override fun getHttpRequestHeader(
+            request: TracedRequest,
+            name: String,
+        ) = request.headers(name)
+
+        override fun getHttpResponseStatusCode(
+            request: TracedRequest,
+            response: Int?,
+            error: Throwable?,
+        ) = response
+
+        override fun getHttpResponseHeader(
+            request: TracedRequest,
+            response: Int?,
+            name: String,
+        ) = emptyList<String>()
+
+        override fun getUrlScheme(request: TracedRequest) = "http"
+
+        override fun getUrlPath(request: TracedRequest) = request.path
+
+        override fun getUrlQuery(request: TracedRequest) = request.query
+
+        override fun getHttpRoute(request: TracedRequest) = request.route
+    }
+
+    private object Headers : TextMapGetter<TracedRequest> {
+        override fun keys(carrier: TracedRequest) = emptyList<String>()
+
+        override fun get(
+            carrier: TracedRequest?,
+            key: String,
+        ) = carrier?.headers(key)?.firstOrNull()
+    }
+
+    private companion object {
+        const val INSTRUMENTATION_NAME = "cityref-kotlin-http4k"
     }
 }

@@ -50,18 +50,23 @@ val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
 private val OPENAPI_JSON: ByteArray = Telemetry::class.java.getResourceAsStream("/openapi.json")!!.readBytes()
 
 /**
- * The whole service as one [HttpHandler]: request log → duration histogram → error rendering →
- * request-target limit → the four listed paths.
+ * The whole service as one [HttpHandler]: (with tracing on, the server span →) request log → duration
+ * histogram → error rendering → request-target limit → the four listed paths.
  */
 fun cityrefApp(
     service: CityService,
     telemetry: Telemetry,
-): HttpHandler =
-    telemetry.logRequests
-        .then(telemetry.recordDuration { request -> route(request.uri.path, request.target) })
-        .then(CatchAppErrors)
-        .then(RejectLongTargets)
-        .then(routes(telemetry::scrape, service))
+): HttpHandler {
+    val routeOf = { request: Request -> route(request.uri.path, request.target) }
+    val app =
+        telemetry.logRequests
+            .then(telemetry.recordDuration(routeOf))
+            .then(CatchAppErrors)
+            .then(RejectLongTargets)
+            .then(routes(telemetry::scrape, service))
+    // Outermost, so that every answer http4k gives has its span, 404, 405 and 414 included.
+    return telemetry.tracing?.filter(routeOf)?.then(app) ?: app
+}
 
 /** The `http_route` label: the listed path the request matched, `""` for anything else (and a 414). */
 fun route(
@@ -258,7 +263,7 @@ class CityrefJetty(
 /**
  * http4k's `Method` is an enum: its server adapters answer any other method (`FOO`) with a bare
  * 501 before the application runs. This Jetty handler answers those requests the contract's way
- * (414, 404 or 405 with `Allow`), logged and counted like every other request.
+ * (414, 404 or 405 with `Allow`), logged, counted and traced like every other request.
  */
 class OtherMethods(
     http4k: Handler,
@@ -271,14 +276,26 @@ class OtherMethods(
     ): Boolean {
         if (Method.supportedOrNull(request.method) != null) return super.handle(request, response, callback)
         val start = System.nanoTime()
+        val path = request.httpURI.path
         val target = request.httpURI.pathQuery
-        val answer = answerOtherMethod(request.httpURI.path, target).toResponse()
-        response.status = answer.status.code
-        answer.headers.forEach { (name, value) -> if (value != null) response.headers.add(name, value) }
-        val bytes = answer.body.payload
-        val nanos = System.nanoTime() - start
-        telemetry.record(request.method, route(request.httpURI.path, target), target, answer.status.code, Duration.ofNanos(nanos))
-        response.write(true, bytes, callback)
+        val route = route(path, target)
+
+        fun answer(): Response {
+            val answer = answerOtherMethod(path, target).toResponse()
+            response.status = answer.status.code
+            answer.headers.forEach { (name, value) -> if (value != null) response.headers.add(name, value) }
+            val nanos = System.nanoTime() - start
+            telemetry.record(request.method, route, target, answer.status.code, Duration.ofNanos(nanos))
+            return answer
+        }
+        // Tracing on: its server span too, as every answer http4k gives has one.
+        val answer =
+            telemetry.tracing?.trace(
+                TracedRequest(request.method, path, request.httpURI.query, route.ifEmpty { null }) { request.headers.getValuesList(it) },
+                { it.status.code },
+                ::answer,
+            ) ?: answer()
+        response.write(true, answer.body.payload, callback)
         return true
     }
 }

@@ -16,7 +16,9 @@ private fun run(startup: Startup) {
     val server =
         startup.time("server") {
             val metrics = Metrics()
-            cityrefServer(startup.config.port) { cityref(CityService(repository), metrics, inFlight) }
+            cityrefServer(startup.config.port) {
+                cityref(CityService(repository), metrics, inFlight, startup.tracing?.openTelemetry)
+            }
         }
     // SIGTERM/SIGINT: Ktor's own stop (Transport.kt), then exit 0.
     val shutdown =
@@ -40,5 +42,5 @@ private fun run(startup: Startup) {
             "call_group_size" to engine.callGroupSize,
         ),
     )
-    shutdown.awaitThenExit(elasticsearch)
+    shutdown.awaitThenExit(elasticsearch, startup.tracing)
 }

@@ -10,6 +10,9 @@ import io.ktor.util.AttributeKey
 import io.micrometer.core.instrument.Timer
 import io.micrometer.prometheusmetrics.PrometheusConfig
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
+import io.opentelemetry.context.Context
+import io.opentelemetry.instrumentation.api.semconv.http.HttpServerRoute
+import io.opentelemetry.instrumentation.api.semconv.http.HttpServerRouteSource
 import org.slf4j.LoggerFactory
 import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
@@ -78,6 +81,12 @@ class RequestTelemetryConfig {
     /** The call's `http_route` label, the transport's word: the listed path it matched, or `""`. */
     var routeOf: (ApplicationCall) -> String = { "" }
 
+    /**
+     * Tracing on (OpenTelemetry's server plugin installed): the call's route, [routeOf], is the server
+     * span's `http.route` and names it.
+     */
+    var traced = false
+
     /** Requests received and not yet answered (the shutdown line logs it). */
     var inFlight =
         java.util.concurrent.atomic
@@ -87,16 +96,27 @@ class RequestTelemetryConfig {
 /**
  * Per request: one observation of the duration histogram when the response is ready to send (so
  * that a `/metrics` read made after a response always counts it), one `info` log line once it is
- * sent; also counts the requests in flight for the graceful shutdown.
+ * sent, and with tracing on the route of the server span; also counts the requests in flight for the
+ * graceful shutdown.
  */
 val RequestTelemetry =
     createApplicationPlugin("RequestTelemetry", ::RequestTelemetryConfig) {
         val metrics = pluginConfig.metrics
         val inFlight = pluginConfig.inFlight
         val routeOf = pluginConfig.routeOf
+        val traced = pluginConfig.traced
         onCall { call ->
             inFlight.incrementAndGet()
             call.attributes.put(START, System.nanoTime())
+            // The route as the histogram has it (the listed path, whatever the method: a 405 too), given
+            // to the server span through the instrumentation API, as a framework's controller gives it;
+            // the plugin's own (set only once the router resolved a handler, so never for a 405) ranks
+            // below it (HttpServerRouteSource.SERVER).
+            if (traced) {
+                routeOf(call).takeIf { it.isNotEmpty() }?.let {
+                    HttpServerRoute.update(Context.current(), HttpServerRouteSource.CONTROLLER, it)
+                }
+            }
         }
         on(ResponseBodyReadyForSend) { call, content ->
             // Once per call, here and below: StatusPages answers Ktor's own 404, 405 and 400 with a

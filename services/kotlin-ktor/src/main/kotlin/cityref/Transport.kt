@@ -26,6 +26,8 @@ import io.ktor.server.routing.RoutingContext
 import io.ktor.server.routing.RoutingResolveContext
 import io.ktor.server.routing.get
 import io.ktor.server.routing.routing
+import io.opentelemetry.api.OpenTelemetry
+import io.opentelemetry.instrumentation.ktor.v3_0.KtorServerTelemetry
 import kotlinx.serialization.KSerializer
 import kotlinx.serialization.json.Json
 import org.slf4j.LoggerFactory
@@ -85,16 +87,25 @@ fun cityrefServer(
     shareWorkGroup = true
 }, module = module)
 
-/** The application: telemetry, the error contract, the target limit and the four listed paths. */
+/**
+ * The application: telemetry (with [openTelemetry], tracing: kotlin-shared's [Tracing], on only with
+ * `OTEL_TRACES_EXPORTER=otlp`), the error contract, the target limit and the four listed paths.
+ */
 fun Application.cityref(
     service: CityService,
     metrics: Metrics,
     inFlight: AtomicInteger = AtomicInteger(),
+    openTelemetry: OpenTelemetry? = null,
 ) {
+    // OpenTelemetry's own Ktor server plugin (README.md, "Tracing"): a server span per call, from the
+    // caller's `traceparent`, current in the call's coroutines (so the Elasticsearch client's span is
+    // its child). Only when tracing is on: off, the application is the untraced one.
+    if (openTelemetry != null) install(KtorServerTelemetry) { setOpenTelemetry(openTelemetry) }
     install(RequestTelemetry) {
         this.metrics = metrics
         this.inFlight = inFlight
         routeOf = { call -> call.route() }
+        traced = openTelemetry != null
     }
     // HEAD is routed as GET and answered with GET's status and headers, Content-Length included.
     install(AutoHeadResponse)

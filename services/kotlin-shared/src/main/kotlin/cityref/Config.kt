@@ -11,6 +11,11 @@ data class Config(
     val password: String?,
     val elasticsearchTimeoutMs: Long,
     val logLevel: String,
+    /**
+     * `OTEL_TRACES_EXPORTER=otlp`: OpenTelemetry tracing on, the SDK configured by its own `OTEL_*`
+     * variables ([Tracing]); unset or `none`: off (the spec: off by default, unlike the SDK).
+     */
+    val tracing: Boolean = false,
 ) {
     /** The URL for log lines: the password replaced by `xxxxx` (the spec, as Go's `url.URL.Redacted`). */
     val redactedElasticsearchUrl: String
@@ -25,7 +30,10 @@ class ConfigException(
 
 val LOG_LEVELS = listOf("error", "warn", "info", "debug")
 
-/** Reads and validates every variable; a variable set but empty is invalid, not defaulted. */
+/** `OTEL_TRACES_EXPORTER`'s values: tracing off (the default) or on; anything else is invalid. */
+val TRACES_EXPORTERS = mapOf("none" to false, "otlp" to true)
+
+/** Reads and validates every variable (the four of the service and `OTEL_TRACES_EXPORTER`); a variable set but empty is invalid, not defaulted. */
 fun loadConfig(env: Map<String, String> = System.getenv()): Config {
     fun value(
         name: String,
@@ -52,7 +60,10 @@ fun loadConfig(env: Map<String, String> = System.getenv()): Config {
     val logLevel =
         value("LOG_LEVEL", "info").takeIf { it in LOG_LEVELS }
             ?: throw ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug")
-    return Config(port, url.first, url.second, url.third, timeout, logLevel)
+    val tracing =
+        TRACES_EXPORTERS[value("OTEL_TRACES_EXPORTER", "none")]
+            ?: throw ConfigException("OTEL_TRACES_EXPORTER", "OTEL_TRACES_EXPORTER must be otlp or none")
+    return Config(port, url.first, url.second, url.third, timeout, logLevel, tracing)
 }
 
 private fun Char.isAsciiDigit() = this in '0'..'9'

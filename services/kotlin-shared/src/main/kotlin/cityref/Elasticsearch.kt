@@ -4,6 +4,7 @@ import co.elastic.clients.elasticsearch.ElasticsearchAsyncClient
 import co.elastic.clients.elasticsearch.core.GetRequest
 import co.elastic.clients.elasticsearch.core.GetResponse
 import co.elastic.clients.json.jackson.JacksonJsonpMapper
+import co.elastic.clients.transport.instrumentation.NoopInstrumentation
 import co.elastic.clients.transport.rest_client.RestClientTransport
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.http.HttpHost
@@ -45,6 +46,8 @@ const val MAX_CONNECTIONS = 64
  */
 class Elasticsearch(
     config: Config,
+    /** Tracing on ([Tracing]): the client's spans and a `traceparent` on each lookup; null: neither. */
+    private val tracing: Tracing? = null,
 ) : AutoCloseable {
     /** `ELASTICSEARCH_TIMEOUT_MS`: the deadline of one request, the wait for a permit included. */
     val timeoutMs: Long = config.elasticsearchTimeoutMs
@@ -83,7 +86,16 @@ class Elasticsearch(
                 }
             }.build()
 
-    private val client = ElasticsearchAsyncClient(RestClientTransport(restClient, JacksonJsonpMapper()))
+    /**
+     * The transport with its instrumentation given: the client's own OpenTelemetry support with the
+     * service's SDK when tracing is on, else none. Left to itself the transport would ask the global
+     * OpenTelemetry, a no-op here (no spans, no headers), and that look-up writes a line to stderr
+     * once the SDK's autoconfiguration is on the class path.
+     */
+    internal val client =
+        ElasticsearchAsyncClient(
+            RestClientTransport(restClient, JacksonJsonpMapper(), null, tracing?.elasticsearch ?: NoopInstrumentation.INSTANCE),
+        )
 
     /** Regions that were found, for the life of the process (cities and missing regions are never cached). */
     @PublishedApi
@@ -108,13 +120,20 @@ class Elasticsearch(
         fetch: () -> Source?,
     ): Source? = regions[id] ?: fetch()?.also { regions[id] = it }
 
-    /** `GET /<alias>/_doc/<id>?_source_includes=<fields>`, sent. */
+    /**
+     * `GET /<alias>/_doc/<id>?_source_includes=<fields>`, sent; with tracing on, from the caller's
+     * context: the client's span is its child, and the request carries its `traceparent` (per-request
+     * options: the client's instrumentation sends none).
+     */
     fun get(
         alias: String,
         id: Long,
         fields: List<String>,
-    ): CompletableFuture<GetResponse<Source>> =
-        client.get(GetRequest.of { it.index(alias).id(id.toString()).sourceIncludes(fields) }, Source::class.java)
+    ): CompletableFuture<GetResponse<Source>> {
+        val request = GetRequest.of { it.index(alias).id(id.toString()).sourceIncludes(fields) }
+        val traced = tracing?.let { client.withTransportOptions(it::propagate) } ?: client
+        return traced.get(request, Source::class.java)
+    }
 
     /**
      * The `_source` of a found document, null for a plain not-found (`"found":false`);

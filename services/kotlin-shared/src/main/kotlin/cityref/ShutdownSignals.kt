@@ -27,10 +27,17 @@ class ShutdownSignals(
         }
     }
 
-    /** Once the server has stopped: [client] closed, a `stopped` line, exit 0. */
-    fun awaitThenExit(client: AutoCloseable): Nothing {
+    /**
+     * Once the server has stopped: [client] closed, the tracer provider shut down if tracing is on
+     * (the spans of the requests served are exported), a `stopped` line, exit 0.
+     */
+    fun awaitThenExit(
+        client: AutoCloseable,
+        tracing: Tracing?,
+    ): Nothing {
         stopped.await()
         client.close()
+        tracing?.close()
         LoggerFactory.getLogger("cityref").info("stopped")
         exitProcess(0)
     }

@@ -15,7 +15,7 @@ const val STARTUP_CHECK_MAX_MS = 10_000L
  * The startup both services share around their own [run] (the server): the health check mode
  * (`healthcheck`: exit 0 or 1); then the `config` phase (an invalid variable: one `error` line naming
  * it, exit 1; else logging set to `LOG_LEVEL`, before anything else may log: SLF4J binds its provider
- * once, on first use); then [run], with the startup check under way beside it ([Startup]). A failure
+ * once, on first use; with `OTEL_TRACES_EXPORTER=otlp`, the OpenTelemetry SDK, [Tracing]); then [run], with the startup check under way beside it ([Startup]). A failure
  * to start exits 1: never linger half-started (the Elasticsearch client's threads would keep the JVM
  * alive).
  */
@@ -26,7 +26,10 @@ fun serve(
     if (args.contentEquals(arrayOf("healthcheck"))) exitProcess(HealthCheck.run())
     val phases = StartupPhases()
     try {
-        run(Startup(phases.time("config", ::configure), phases))
+        val config = phases.time("config", ::configure)
+        // Tracing on: the SDK, built with the configuration (its time is the `config` phase's).
+        val tracing = if (config.tracing) phases.time("config", Tracing::fromEnvironment) else null
+        run(Startup(config, tracing, phases))
     } catch (e: Throwable) {
         log.error("startup failed", e)
         exitProcess(1)
@@ -46,7 +49,7 @@ private fun configure(): Config {
 }
 
 /**
- * A startup under way: the [config], each phase's duration ([StartupPhases]), and the spec's startup
+ * A startup under way: the [config], the [tracing] SDK if on, each phase's duration ([StartupPhases]), and the spec's startup
  * check, off the main thread: the Elasticsearch client is built (phase `elasticsearch_client`), then
  * makes the one round-trip (`health_check`), waiting at most min(ELASTICSEARCH_TIMEOUT_MS,
  * [STARTUP_CHECK_MAX_MS]) ms, while the main thread builds the server. The spec only requires the
@@ -56,11 +59,13 @@ private fun configure(): Config {
  */
 class Startup internal constructor(
     val config: Config,
+    /** The OpenTelemetry SDK when tracing is on (`OTEL_TRACES_EXPORTER=otlp`), else null. */
+    val tracing: Tracing?,
     private val phases: StartupPhases,
 ) {
     private val check =
         FutureTask {
-            val client = phases.time("elasticsearch_client") { Elasticsearch(config) }
+            val client = phases.time("elasticsearch_client") { Elasticsearch(config, tracing) }
             val timeoutMs = minOf(config.elasticsearchTimeoutMs, STARTUP_CHECK_MAX_MS)
             runCatching { phases.time("health_check") { client.checkHealth(timeoutMs) } }.map { client }
         }

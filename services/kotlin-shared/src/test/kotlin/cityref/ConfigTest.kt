@@ -5,6 +5,7 @@ import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
 import kotlin.test.assertFalse
 import kotlin.test.assertNull
+import kotlin.test.assertTrue
 
 class ConfigTest {
     @Test
@@ -15,6 +16,13 @@ class ConfigTest {
         assertEquals(2000L, config.elasticsearchTimeoutMs)
         assertEquals("info", config.logLevel)
         assertNull(config.username)
+        assertFalse(config.tracing)
+    }
+
+    @Test
+    fun tracingIsOnOnlyForOtlp() {
+        assertTrue(loadConfig(mapOf("OTEL_TRACES_EXPORTER" to "otlp")).tracing)
+        assertFalse(loadConfig(mapOf("OTEL_TRACES_EXPORTER" to "none")).tracing)
     }
 
     @Test
@@ -35,6 +43,8 @@ class ConfigTest {
                 "ELASTICSEARCH_URL" to listOf("", "ftp://127.0.0.1:9250", "not a URL", "127.0.0.1:9200", "http://"),
                 "ELASTICSEARCH_TIMEOUT_MS" to listOf("", "0", "-5", "abc", "1.5", "99999999999999999999"),
                 "LOG_LEVEL" to listOf("", "loud", "INFO", "trace"),
+                "OTEL_TRACES_EXPORTER" to
+                    listOf("", "OTLP", "None", "otlp ", " none", "console", "zipkin", "jaeger", "logging", "otlp,none", "grpc", "true"),
             )
         for ((variable, values) in cases) {
             for (value in values) {
