@@ -2,6 +2,7 @@ package cityref;
 
 import io.helidon.logging.common.LogConfig;
 import io.helidon.webserver.WebServer;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -10,7 +11,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import tools.jackson.databind.node.ObjectNode;
 
-/** Configuration, the startup check, the server, signal handling. */
+/** Configuration, tracing when on, the startup check, the server, signal handling. */
 public final class Main {
     private static final Logger LOG = Logger.getLogger("cityref");
     /** The repository's warnings (java-shared's CityRepository logs through its caller). */
@@ -49,6 +50,10 @@ public final class Main {
         LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
         JsonLog.setLevel(config.logLevel());
         phases.record("config", configStart);
+        // Tracing only with OTEL_TRACES_EXPORTER=otlp (the spec's default is off): the SDK from the
+        // OTEL_* variables, the server's spans (Tracing) and the Elasticsearch client's.
+        OpenTelemetrySdk openTelemetry = config.tracing() ? Tracing.sdk() : null;
+        Tracing tracing = openTelemetry == null ? null : new Tracing(openTelemetry);
         // The spec's startup check off the main thread: the Elasticsearch client, then its one
         // round-trip, while this thread builds the server. The spec only requires the round-trip
         // before listening, so the server starts after the check's result. After a failed check
@@ -59,7 +64,8 @@ public final class Main {
                     "elasticsearch_client",
                     () -> new CityRepository(
                             config,
-                            (message, field, value) -> JsonLog.log(BACKEND_LOG, Level.WARNING, message, field, value)));
+                            (message, field, value) -> JsonLog.log(BACKEND_LOG, Level.WARNING, message, field, value),
+                            openTelemetry));
             try {
                 phases.time("health_check", () -> {
                     repository.checkHealth(STARTUP_CHECK_MAX_MS);
@@ -75,10 +81,10 @@ public final class Main {
         long serverStart = System.nanoTime();
         Telemetry telemetry = new Telemetry();
         DeferredLookup lookup = new DeferredLookup();
-        WebServer server = Transport.server(WebServer.builder(), telemetry)
+        WebServer server = Transport.server(WebServer.builder(), telemetry, tracing)
                 .host("0.0.0.0")
                 .port(config.port())
-                .routing(routing -> Transport.routing(routing, new CityService(lookup), telemetry))
+                .routing(routing -> Transport.routing(routing, new CityService(lookup), telemetry, tracing))
                 .build();
         phases.record("server", serverStart);
 
@@ -112,6 +118,9 @@ public final class Main {
                 backend.close();
             } catch (Exception e) {
                 LOG.log(Level.WARNING, "closing the Elasticsearch client failed", e);
+            }
+            if (openTelemetry != null) {
+                Tracing.shutdown(openTelemetry); // the spans of the last requests are exported
             }
             stopped.countDown();
         };

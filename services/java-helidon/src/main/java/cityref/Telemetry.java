@@ -12,6 +12,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -100,6 +101,11 @@ public final class Telemetry implements Filter {
         req.context().register(ROUTE, route);
     }
 
+    /** The listed path {@code req} matched ({@link #matched}), if any. */
+    public static Optional<String> route(ServerRequest req) {
+        return req.context().get(ROUTE, String.class);
+    }
+
     @Override
     public void filter(FilterChain chain, RoutingRequest req, RoutingResponse res) {
         long start = System.nanoTime();
@@ -131,7 +137,7 @@ public final class Telemetry implements Filter {
     }
 
     private void observe(ServerRequest req, int status, long nanos) {
-        String route = req.context().get(ROUTE, String.class).orElse("");
+        String route = route(req).orElse("");
         observe(req.prologue().method().text(), target(req.prologue()), route, status, nanos);
     }
 

@@ -32,7 +32,7 @@ import tools.jackson.databind.cfg.EnumFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The transport: the server's settings, the routing ({@code Connection: close}, telemetry, the
+ * The transport: the server's settings, the routing ({@code Connection: close}, tracing when on, telemetry, the
  * request-target guard, the four listed paths, the error contract), and the direct handlers for what
  * Helidon rejects before routing.
  */
@@ -62,11 +62,17 @@ public final class Transport {
 
     private Transport() {}
 
-    /** Registers everything on {@code routing}. */
-    public static void routing(HttpRouting.Builder routing, CityService service, Telemetry telemetry) {
+    /**
+     * Registers everything on {@code routing}; {@code tracing} (null when tracing is off) spans every
+     * routed request.
+     */
+    public static void routing(HttpRouting.Builder routing, CityService service, Telemetry telemetry, Tracing tracing) {
         byte[] health = json(new Health(Health.StatusEnum.UP));
-        routing.addFilter(Transport::closeWhenAsked)
-                .addFilter(telemetry)
+        routing.addFilter(Transport::closeWhenAsked);
+        if (tracing != null) {
+            routing.addFilter(tracing);
+        }
+        routing.addFilter(telemetry)
                 .addFilter((chain, req, res) -> {
                     // The request target as sent: 414 before anything else, then exact path matching
                     // (Helidon's router matches the decoded, normalised path: `//`, `.`, `;x=1`).
@@ -167,11 +173,15 @@ public final class Transport {
     /**
      * Requests Helidon rejects before routing (its own parser and limits): its status, connection
      * handling and default answer, except that a 400 and a 414 get the contract's JSON body (whatever
-     * the method: the request could not be read). Logged and counted like every request.
+     * the method: the request could not be read). Logged and counted like every request, and
+     * spanned when tracing is on ({@code tracing} not null).
      */
-    static DirectHandlers directHandlers(Telemetry telemetry) {
+    static DirectHandlers directHandlers(Telemetry telemetry, Tracing tracing) {
         DirectHandler handler = (request, eventType, status, headers, message) -> {
             telemetry.observeRejected(request.method(), request.path(), status.code());
+            if (tracing != null) {
+                tracing.rejected(request.method(), request.path(), request.headers(), status.code());
+            }
             AppError error = status.code() == Status.BAD_REQUEST_400.code()
                     ? AppError.malformed()
                     : status.code() == Status.REQUEST_URI_TOO_LONG_414.code() ? AppError.uriTooLong() : null;
@@ -206,8 +216,9 @@ public final class Transport {
     /**
      * The server's settings, each differing from Helidon's default for a reason (README.md): the HTTP/1
      * protocol's limits and validation, the direct handlers, and the shutdown that run() owns.
+     * {@code tracing} is null when tracing is off.
      */
-    static WebServerConfig.Builder server(WebServerConfig.Builder server, Telemetry telemetry) {
+    static WebServerConfig.Builder server(WebServerConfig.Builder server, Telemetry telemetry, Tracing tracing) {
         return server.shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
                 .shutdownGracePeriod(SHUTDOWN_GRACE)
                 // No route reads a body, and Helidon reads and discards one of any size after the answer
@@ -227,6 +238,6 @@ public final class Transport {
                         .validatePath(false)
                         .validatePrologue(false)
                         .build())
-                .directHandlers(directHandlers(telemetry));
+                .directHandlers(directHandlers(telemetry, tracing));
     }
 }

@@ -67,8 +67,8 @@ class TransportTest {
     @SetUpServer
     static void server(WebServerConfig.Builder server) {
         Telemetry telemetry = new Telemetry();
-        Transport.server(server, telemetry)
-                .routing(routing -> Transport.routing(routing, new CityService(FAKE), telemetry));
+        Transport.server(server, telemetry, null)
+                .routing(routing -> Transport.routing(routing, new CityService(FAKE), telemetry, null));
     }
 
     private static void assertResponse(Http1ClientResponse response, int status, String body) {

@@ -3,7 +3,13 @@ package cityref;
 import co.elastic.clients.elasticsearch.ElasticsearchAsyncClient;
 import co.elastic.clients.elasticsearch.core.GetResponse;
 import co.elastic.clients.json.jackson.Jackson3JsonpMapper;
+import co.elastic.clients.transport.instrumentation.Instrumentation;
+import co.elastic.clients.transport.instrumentation.NoopInstrumentation;
+import co.elastic.clients.transport.instrumentation.OpenTelemetryForElasticsearch;
 import co.elastic.clients.transport.rest_client.RestClientTransport;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapPropagator;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +38,16 @@ import tools.jackson.databind.node.ObjectNode;
  * ELASTICSEARCH_TIMEOUT_MS, the wait for a pooled connection included (the spec). Cities are never
  * cached; regions that were found are, for the life of the process. Its warnings go to the
  * service's own logging through {@link Warnings}.
+ *
+ * <p>Tracing (the spec's "Tracing", on only when the service passes an {@link OpenTelemetry}): the
+ * client's own instrumentation, {@link OpenTelemetryForElasticsearch}, given that instance, makes one
+ * CLIENT span per request, a child of the current (server) span; it sends no {@code traceparent}, so
+ * each request carries the current context through the instance's propagator, as per-request
+ * transport options (the client's documented way to add a header to one request). Its parent is
+ * therefore the server span: the client span is current only inside the transport, after the
+ * request's options are fixed. Without an instance the client is the untraced one: the client's
+ * {@link NoopInstrumentation} (what the transport ends up with by itself when no OpenTelemetry is
+ * installed), no header.
  */
 public final class CityRepository implements CityLookup, AutoCloseable {
     /**
@@ -47,6 +63,8 @@ public final class CityRepository implements CityLookup, AutoCloseable {
 
     private final RestClient restClient;
     private final ElasticsearchAsyncClient client;
+    /** The propagator that writes {@code traceparent} into each request; null when tracing is off. */
+    private final TextMapPropagator propagator;
     private final Warnings warnings;
     private final long timeoutMs;
     private final Map<Long, ObjectNode> regions = new ConcurrentHashMap<>();
@@ -63,7 +81,11 @@ public final class CityRepository implements CityLookup, AutoCloseable {
         void warn(String message, String field, Object value);
     }
 
-    public CityRepository(Config config, Warnings warnings) {
+    /**
+     * The client for {@code config}; {@code openTelemetry} traces its requests, null (tracing off)
+     * leaves the client untraced.
+     */
+    public CityRepository(Config config, Warnings warnings, OpenTelemetry openTelemetry) {
         int timeout = config.elasticsearchTimeoutMs();
         var url = config.elasticsearchUrl();
         int port = url.getPort() > 0 ? url.getPort() : ("https".equals(url.getScheme()) ? 443 : 80);
@@ -92,7 +114,17 @@ public final class CityRepository implements CityLookup, AutoCloseable {
                 .setDefaultIOReactorConfig(
                         IOReactorConfig.custom().setSelectInterval(100).build()));
         this.restClient = builder.build();
-        this.client = new ElasticsearchAsyncClient(new RestClientTransport(restClient, new Jackson3JsonpMapper()));
+        // Without tracing, the client's no-op instrumentation, named: left to choose, the transport asks
+        // GlobalOpenTelemetry, which finds none (so the same no-op) but logs a line about the SDK's
+        // autoconfigure module on the classpath.
+        Instrumentation instrumentation = openTelemetry == null
+                ? NoopInstrumentation.INSTANCE
+                : new OpenTelemetryForElasticsearch(openTelemetry, false);
+        this.client = new ElasticsearchAsyncClient(
+                new RestClientTransport(restClient, new Jackson3JsonpMapper(), null, instrumentation));
+        this.propagator = openTelemetry == null
+                ? null
+                : openTelemetry.getPropagators().getTextMapPropagator();
         this.warnings = warnings;
         this.timeoutMs = timeout;
     }
@@ -100,7 +132,7 @@ public final class CityRepository implements CityLookup, AutoCloseable {
     /** The startup round-trip, {@code GET /_cluster/health}, within ELASTICSEARCH_TIMEOUT_MS or {@code maxMs}. */
     public void checkHealth(long maxMs) throws Exception {
         long ms = Math.min(timeoutMs, maxMs);
-        await(client.cluster().health(), TimeUnit.MILLISECONDS.toNanos(ms), "GET /_cluster/health");
+        await(client().cluster().health(), TimeUnit.MILLISECONDS.toNanos(ms), "GET /_cluster/health");
     }
 
     @Override
@@ -132,7 +164,7 @@ public final class CityRepository implements CityLookup, AutoCloseable {
         GetResponse<ObjectNode> response;
         try {
             response = call(
-                    () -> client.get(
+                    () -> client().get(
                             g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields), ObjectNode.class),
                     what);
         } catch (AppError e) {
@@ -148,6 +180,20 @@ public final class CityRepository implements CityLookup, AutoCloseable {
             throw AppError.unavailable();
         }
         return response.source();
+    }
+
+    /**
+     * The client for one request: with tracing on, one whose requests carry the current context
+     * ({@code traceparent}, and {@code tracestate} or {@code baggage} when there are any).
+     */
+    private ElasticsearchAsyncClient client() {
+        if (propagator == null) {
+            return client;
+        }
+        return client.withTransportOptions(options -> {
+            propagator.inject(Context.current(), options, (o, name, value) -> o.setHeader(name, value));
+            return options;
+        });
     }
 
     /**

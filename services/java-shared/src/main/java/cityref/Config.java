@@ -19,11 +19,25 @@ import java.util.function.UnaryOperator;
  * @param password               password of the URL's user info, or null
  * @param elasticsearchTimeoutMs ELASTICSEARCH_TIMEOUT_MS, positive
  * @param logLevel               LOG_LEVEL: error, warn, info or debug
+ * @param tracing                OTEL_TRACES_EXPORTER is {@code otlp}: OpenTelemetry tracing on (the
+ *                               spec's "Tracing"); unset or {@code none}: off, the default
  */
 public record Config(
-        int port, URI elasticsearchUrl, String username, String password, int elasticsearchTimeoutMs, String logLevel) {
+        int port,
+        URI elasticsearchUrl,
+        String username,
+        String password,
+        int elasticsearchTimeoutMs,
+        String logLevel,
+        boolean tracing) {
 
     static final List<String> LOG_LEVELS = List.of("error", "warn", "info", "debug");
+    /**
+     * OTEL_TRACES_EXPORTER's two values: {@code none} (also when unset; the SDK's own default is
+     * {@code otlp}, the spec's is off) and {@code otlp}. The rest of the SDK's variables are read by the
+     * OpenTelemetry SDK (or Spring Boot) itself, only when tracing is on.
+     */
+    static final List<String> TRACES_EXPORTERS = List.of("none", "otlp");
 
     /** An invalid variable; the message never repeats the value (it may hold a password). */
     public static final class ConfigException extends RuntimeException {
@@ -94,7 +108,12 @@ public record Config(
         if (!LOG_LEVELS.contains(logLevel)) {
             throw invalidLogLevel();
         }
-        return new Config(port, url, username, password, (int) timeout, logLevel);
+
+        String tracesExporter = Objects.requireNonNullElse(env.apply("OTEL_TRACES_EXPORTER"), "none");
+        if (!TRACES_EXPORTERS.contains(tracesExporter)) {
+            throw new ConfigException("OTEL_TRACES_EXPORTER", "OTEL_TRACES_EXPORTER must be one of: none, otlp");
+        }
+        return new Config(port, url, username, password, (int) timeout, logLevel, tracesExporter.equals("otlp"));
     }
 
     /** An invalid LOG_LEVEL (also what Boot's own binding of it as the root level reports). */
@@ -115,7 +134,7 @@ public record Config(
     @Override
     public String toString() {
         return "Config[port=" + port + ", elasticsearchUrl=" + redactedElasticsearchUrl() + ", elasticsearchTimeoutMs="
-                + elasticsearchTimeoutMs + ", logLevel=" + logLevel + "]";
+                + elasticsearchTimeoutMs + ", logLevel=" + logLevel + ", tracing=" + tracing + "]";
     }
 
     private static boolean digitsOnly(String s) {

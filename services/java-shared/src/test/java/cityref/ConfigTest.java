@@ -1,6 +1,7 @@
 package cityref;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -18,6 +19,13 @@ class ConfigTest {
         assertNull(config.username());
         assertEquals(2000, config.elasticsearchTimeoutMs());
         assertEquals("info", config.logLevel());
+        assertFalse(config.tracing());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"none,false", "otlp,true"})
+    void tracingOnlyWithTheOtlpExporter(String value, boolean tracing) throws Exception {
+        assertEquals(tracing, Config.load(Map.of("OTEL_TRACES_EXPORTER", value)).tracing());
     }
 
     @Test
@@ -42,7 +50,11 @@ class ConfigTest {
         "ELASTICSEARCH_TIMEOUT_MS,-5",
         "ELASTICSEARCH_TIMEOUT_MS,abc",
         "LOG_LEVEL,loud",
-        "LOG_LEVEL,''"
+        "LOG_LEVEL,''",
+        "OTEL_TRACES_EXPORTER,console",
+        "OTEL_TRACES_EXPORTER,OTLP",
+        "OTEL_TRACES_EXPORTER,'otlp,console'",
+        "OTEL_TRACES_EXPORTER,''"
     })
     void invalidValuesNameTheVariable(String variable, String value) {
         var e = assertThrows(Config.ConfigException.class, () -> Config.load(Map.of(variable, value)));

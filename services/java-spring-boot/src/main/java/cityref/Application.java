@@ -1,7 +1,9 @@
 package cityref;
 
+import io.opentelemetry.api.OpenTelemetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
@@ -26,6 +28,13 @@ public class Application {
         // when a signal starts the shutdown hooks itself. Installed before the start, so that a signal
         // that comes as soon as Tomcat listens, before run() returns, is handled the same way.
         ShutdownSignals.onTermOrInt(() -> Thread.ofPlatform().name("shutdown").start(() -> System.exit(0)));
+        // Tracing on (OTEL_TRACES_EXPORTER=otlp; Config validates the value): Spring's build-time AOT
+        // processing fixed the bean definitions of the untraced service (the build's environment
+        // does not trace), and Spring does not reconsider them at run time, so the context is built
+        // the regular way, its conditions evaluated now (README.md, Tracing).
+        if ("otlp".equals(System.getenv("OTEL_TRACES_EXPORTER"))) {
+            System.setProperty("spring.aot.enabled", "false");
+        }
         SpringApplication application = new SpringApplication(Application.class);
         application.setApplicationStartup(StartupPhases.begin());
         try {
@@ -48,16 +57,20 @@ public class Application {
         return Config.load(environment::getProperty);
     }
 
-    /** Elasticsearch through the official client; Spring closes it on shutdown ({@code close()}). */
+    /**
+     * Elasticsearch through the official client; Spring closes it on shutdown ({@code close()}). With
+     * tracing on, its requests are traced with Boot's {@link OpenTelemetry} (java-shared's README).
+     */
     @Bean
-    CityRepository cityRepository(Config config) {
+    CityRepository cityRepository(Config config, ObjectProvider<OpenTelemetry> openTelemetry) {
         return new CityRepository(
                 config,
                 (message, field, value) -> BACKEND_LOG
                         .atWarn()
                         .setMessage(message)
                         .addKeyValue(field, value)
-                        .log());
+                        .log(),
+                config.tracing() ? openTelemetry.getObject() : null);
     }
 
     @Bean

@@ -45,7 +45,14 @@ public class Telemetry {
         return query == null ? request.getRequestURI() : request.getRequestURI() + "?" + query;
     }
 
-    /** OpenTelemetry's {@code http.server.request.duration} with its attribute names. */
+    /**
+     * OpenTelemetry's {@code http.server.request.duration} with its attribute names, and the span's
+     * name. Not Spring's {@code OpenTelemetryServerRequestObservationConvention}: one convention names
+     * both the metric and the span, and its metric labels are not the spec's (it adds
+     * {@code exception}, {@code outcome}, {@code url.scheme}, and names an unmatched route
+     * {@code NOT_FOUND} or {@code UNKNOWN}); its route is Spring MVC's path pattern, which the
+     * requests the transport's target filter answers (414, 404, TRACE) have not got (README.md, Tracing).
+     */
     @Bean
     ServerRequestObservationConvention serverRequestObservationConvention() {
         return new DefaultServerRequestObservationConvention("http.server.request.duration") {
@@ -63,6 +70,18 @@ public class Telemetry {
             @Override
             public KeyValues getHighCardinalityKeyValues(ServerRequestObservationContext context) {
                 return KeyValues.empty();
+            }
+
+            /**
+             * The span's name when tracing is on (the metric's is the name above): the semantic
+             * conventions' {@code <method> <route>}, {@code HTTP} for a method outside the known ones,
+             * the bare method where no listed path matched.
+             */
+            @Override
+            public String getContextualName(ServerRequestObservationContext context) {
+                HttpServletRequest request = context.getCarrier();
+                String method = KNOWN_METHODS.contains(request.getMethod()) ? request.getMethod() : "HTTP";
+                return request.getAttribute(ROUTE) instanceof String route ? method + " " + route : method;
             }
         };
     }
