@@ -113,6 +113,8 @@ class TracingTest {
                     Triple("/health", HttpMethod.Get, Triple("GET /health", 200L, "/health")),
                     Triple("/health", HttpMethod.Head, Triple("HEAD /health", 200L, "/health")),
                     Triple("/city/v1/get", HttpMethod.Post, Triple("POST /city/v1/get", 405L, "/city/v1/get")),
+                    // A method outside the semantic conventions' list: `HTTP` and `_OTHER`, their rule.
+                    Triple("/health", HttpMethod("FOO"), Triple("HTTP /health", 405L, "/health")),
                     Triple("/nope", HttpMethod.Get, Triple("GET", 404L, null)),
                     Triple("/", HttpMethod.Delete, Triple("DELETE", 404L, null)),
                     Triple("/city/v1/%67et", HttpMethod.Get, Triple("GET", 404L, null)),
@@ -123,7 +125,7 @@ class TracingTest {
                 assertEquals(want.second.toInt(), call(target, method).status.value, target)
                 val server = otel.spans(1).server()
                 assertEquals(want.first, server.name, "$method $target")
-                assertEquals(method.value, server.attributes.get(METHOD))
+                assertEquals(if (method.value == "FOO") "_OTHER" else method.value, server.attributes.get(METHOD))
                 assertEquals(want.second, server.attributes.get(STATUS), "$method $target")
                 assertEquals(want.third, server.attributes.get(ROUTE), "$method $target")
             }

@@ -22,8 +22,9 @@ private const val SHUTDOWN_WAIT_S = 3L
  * The SDK is configured by its own standard variables only, read by opentelemetry-sdk-extension-autoconfigure
  * (`OTEL_EXPORTER_OTLP_*`, default `http://localhost:4318` over `http/protobuf`; `OTEL_TRACES_SAMPLER*`,
  * default `parentbased_always_on`; `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*`,
- * `OTEL_PROPAGATORS`). Only traces: the metrics and logs exporters default to `none` here (the SDK's
- * default is `otlp`), which the environment may still override. No global instance is registered:
+ * `OTEL_PROPAGATORS`), with the spec's defaults where they differ from the SDK's ([DEFAULTS]). The
+ * exporter sends with the JDK's HTTP client: `grpc` would need another sender (OkHttp), which the
+ * services do not ship. No global instance is registered:
  * the framework's server instrumentation and the Elasticsearch client are given [openTelemetry].
  * The SDK's own diagnostics go to `java.util.logging`, whose console handler writes to stderr.
  */
@@ -56,12 +57,20 @@ class Tracing(
             Tracing(
                 AutoConfiguredOpenTelemetrySdk
                     .builder()
-                    .addPropertiesSupplier { mapOf("otel.metrics.exporter" to "none", "otel.logs.exporter" to "none") }
+                    .addPropertiesSupplier { DEFAULTS }
                     // The service's stop shuts it down ([close]), before it exits.
                     .disableShutdownHook()
                     .build()
                     .openTelemetrySdk,
             )
+
+        /**
+         * Defaults where the spec differs from the SDK's, each overridden by its environment variable:
+         * OTLP over `http/protobuf` (the SDK's own default is gRPC, on port 4317), and neither metrics nor
+         * logs exported (the SDK's default exporter for both is `otlp`).
+         */
+        private val DEFAULTS =
+            mapOf("otel.exporter.otlp.protocol" to "http/protobuf", "otel.metrics.exporter" to "none", "otel.logs.exporter" to "none")
 
         private val SETTER = TextMapSetter<TransportOptions.Builder> { options, name, value -> options?.setHeader(name, value) }
     }
