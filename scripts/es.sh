@@ -90,16 +90,7 @@ start() {
   log "Elasticsearch green after $((SECONDS - t0)) s"
 }
 
-stop() {
-  if running; then
-    local pid; pid=$(cat "$PIDFILE")
-    log "stopping Elasticsearch (pid $pid)"
-    kill "$pid"
-    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" || true; fi
-  fi
-  rm -f "$PIDFILE"
-}
+stop() { stop_pidfile "$PIDFILE" Elasticsearch 30; }
 
 case "${1:-up}" in
   up)     start; "$(dirname "$0")/python.sh" "$ROOT/data/load.py" --es-url "$ES_URL" fixture ;;

@@ -36,6 +36,19 @@ java_home() {
   "$ROOT/scripts/java-home.sh" || exit $?
 }
 
+# stop_pidfile PIDFILE WHAT SECONDS — SIGTERM to the process the file names (if it runs), SIGKILL after
+# SECONDS, then the file removed (Elasticsearch, the trace backend).
+stop_pidfile() {
+  local file=$1 what=$2 seconds=$3 pid
+  if [ -f "$file" ] && pid=$(cat "$file") && kill -0 "$pid" 2>/dev/null; then
+    log "stopping $what (pid $pid)"
+    kill "$pid"
+    for _ in $(seq $((seconds * 4))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" || true; fi
+  fi
+  rm -f "$file"
+}
+
 # fetch URL DEST SHA256 — download once, verify the checksum every time.
 fetch() {
   local url=$1 dest=$2 sum=$3

@@ -68,16 +68,7 @@ start() {
   die "Jaeger not healthy after 30 s; see $DIR/jaeger.log"
 }
 
-stop() {
-  if running; then
-    local pid; pid=$(cat "$PIDFILE")
-    log "stopping Jaeger (pid $pid)"
-    kill "$pid"
-    for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" || true; fi
-  fi
-  rm -f "$PIDFILE"
-}
+stop() { stop_pidfile "$PIDFILE" Jaeger 10; }
 
 case "${1:-up}" in
   up)     start ;;
