@@ -184,7 +184,13 @@ def costs(doc: dict, steps: dict) -> dict | None:
         for v in VARIANTS.values():
             if v.name not in row["variants"] and v.jvm_only and not jvm:
                 row["variants"][v.name] = {"not_applicable": "no JVM: the Java agent does not apply"}
-    return {"variants": {v.name: v.what for v in VARIANTS.values()}, "services": rows}
+    prof = doc.get("profile", {})
+    return {
+        "variants": {v.name: v.what for v in VARIANTS.values()},
+        "closed": f"{prof.get('fixed_connections', '?')} connections, closed loop",
+        "rate": f"{prof.get('rate', '?')} req/s" if prof.get("rate") else "fixed rate",
+        "services": rows,
+    }
 
 
 def apply(doc: dict) -> None:
@@ -206,11 +212,11 @@ def _delta(r: dict | None) -> str:
     return f"{med} [{lo:+.0f}, {hi:+.0f}]"
 
 
-FIGURES = (
-    ("cpu", "CPU per request (64 connections, closed loop)"),
-    ("cpu_rate", "CPU per request (fixed rate)"),
-    ("p99_rate", "p99 latency (fixed rate)"),
-    ("working_set", "working set under load"),
+FIGURES = (  # {closed} and {rate}: the run's ranking steps
+    ("cpu", "CPU per request ({closed})"),
+    ("cpu_rate", "CPU per request ({rate})"),
+    ("p99_rate", "p99 latency ({rate})"),
+    ("working_set", "working set under load ({closed})"),
     ("startup", "startup (launch → first answer)"),
 )
 
@@ -226,6 +232,7 @@ def markdown(obs: dict | None) -> str:
         cols = [f"`{n}`" for n in names]
         if key == "cpu":
             cols += ["trace backend CPU µs/request (`trace-all`, `agent`)"]
+        title = title.format(closed=obs.get("closed", "closed loop"), rate=obs.get("rate", "fixed rate"))
         out += [f"**{title}**, change against the baseline [95 % interval]:", ""]
         out += ["| framework | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
         for service, row in sorted(obs["services"].items()):
