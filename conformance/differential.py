@@ -38,7 +38,7 @@ import time
 import yaml
 
 from cityref_tools import descriptors, prerequisites, processes, readiness, resources
-from conformance import hostile, prog
+from conformance import grammar, hostile, prog
 from conformance.elastic import elasticsearch_missing
 from conformance.known import differential_entries
 from conformance.rawhttp import CRLF, HttpError, decode_chunked, parse_head
@@ -51,6 +51,7 @@ FRAMEWORK_MESSAGES = frozenset(
     {"Bad Request: malformed request.", "Request Header Fields Too Large: header section exceeds 65536 bytes."}
 )
 RESOURCE_TIMEOUT = 30.0  # seconds for a case that sends tens of MiB
+TE_FAMILIES = frozenset({"te", "cl.te", "te.cl"})  # grammar classes that send a Transfer-Encoding
 VERSION_CLASSES = frozenset({"version:other", "version:malformed", "line:no-version"})  # 505 is native for these
 CLOSE_LINGER = 1.0  # seconds a fixed case that asks for the close waits for it
 
@@ -259,7 +260,11 @@ def generated_problem(c: hostile.Case, o: Outcome) -> str | None:
     for a in o.answers:
         # 505 is the status for a version the server does not support (RFC 9110 15.6.6): native for
         # other versions, a defect for HTTP/1.0, which must be served
-        if a.status >= 500 and not (a.status == 505 and VERSION_CLASSES & set(c.classes)):
+        # and 501 for a transfer coding the server does not implement (RFC 9112 section 6.1)
+        if a.status >= 500 and not (
+            (a.status == 505 and VERSION_CLASSES & set(c.classes))
+            or (a.status == 501 and any(x.split(":")[0] in TE_FAMILIES for x in c.classes))
+        ):
             return f"a {a.status} answer"
     if c.asked_close and o.answers and not o.closed:
         return "Connection: close not honoured"
@@ -267,7 +272,7 @@ def generated_problem(c: hostile.Case, o: Outcome) -> str | None:
         return "a well-formed request got no answer"
     if len(o.answers) == 2:
         a = o.answers[1]
-        if a.status != 200 or (c.follow_method == "GET" and city_of(a) != 1):
+        if a.status != 200 or (c.follow_method == "GET" and city_of(a) != c.follow_city):
             return f"the pipelined request got {a.short()}"
     return None
 
@@ -712,7 +717,8 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
         if groups:
             print(f"\n{title}:")
             for key, idx in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:60]:
-                print(f"  {len(idx):5}x  {' | '.join(key)}   e.g. --seed {seed} --index {idx[0]}")
+                replay = f"--index {idx[0]}" if idx[0] >= grammar.INDEX_BASE else f"--seed {seed} --index {idx[0]}"
+                print(f"  {len(idx):5}x  {' | '.join(key)}   e.g. {replay}")
             if len(groups) > 60:
                 print(f"  ... and {len(groups) - 60} more patterns")
     if fixed_failures:
@@ -738,6 +744,32 @@ Framework defects against the safety tier, each with a reproduction and an upstr
 [docs/upstream/](upstream/).
 
 """
+
+
+def select_cases(seed: int, count: int, index: list[int], cls: list[str], no_grammar: bool) -> list[hostile.Case]:
+    """The generated requests of the seed and the grammar's cases, or those that --index/--class name
+    (an index from grammar.INDEX_BASE on is a grammar case)."""
+    if index or cls:
+        generated = [i for i in index if i < grammar.INDEX_BASE]
+        chosen = hostile.generate(seed, max(generated) + 1) if generated else []
+        chosen = [chosen[i] for i in generated]
+        return chosen + [c for c in grammar.cases() if c.index in index or set(c.classes) & set(cls)]
+    return hostile.generate(seed, count) + ([] if no_grammar else grammar.cases())
+
+
+def print_classes(seed: int, count: int) -> None:
+    """Every class a run sends: the grammar's, the generator's and the fixed cases', with counts."""
+    sent = collections.Counter(x for c in hostile.generate(seed, count) for x in c.classes)
+    print(f"# generated (conformance/hostile.py, seed {seed}, {count} requests)")
+    for x in sorted(hostile.CLASSES):
+        print(f"{x}\t{sent[x]}")
+    print("# grammar (conformance/grammar.py), once each")
+    grammar_sent = collections.Counter(x for c in grammar.cases() for x in c.classes)
+    for x in grammar.classes():
+        print(f"{x}\t{grammar_sent[x]}")
+    print("# fixed (conformance/wire-cases.yaml)")
+    for x, n in sorted(collections.Counter(c["class"] for c in load_wire_cases()).items()):
+        print(f"{x}\t{n}")
 
 
 def parse_args(argv):
@@ -785,6 +817,17 @@ def parse_args(argv):
         default=[],
         help="replay only these requests of the seed and print every answer",
     )
+    p.add_argument(
+        "--class",
+        dest="cls",
+        action="append",
+        default=[],
+        help="replay only the grammar's cases of this class (conformance/grammar.py) and print every answer",
+    )
+    p.add_argument("--no-grammar", action="store_true", help="skip the grammar's cases (conformance/grammar.py)")
+    p.add_argument(
+        "--list-classes", action="store_true", help="print every class this run would send, with its count, and exit"
+    )
     p.add_argument("--workers", type=int, default=64, help="connections in flight (%(default)s)")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for an answer (%(default)s)")
     p.add_argument(
@@ -830,10 +873,13 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"configuration error: {e}", file=sys.stderr)
         return 2
-    count = max(args.index) + 1 if args.index else args.count
-    cases = hostile.generate(args.seed, count)
-    if args.index:
-        cases = [cases[i] for i in args.index]
+    if args.list_classes:
+        print_classes(args.seed, args.count)
+        return 0
+    cases = select_cases(args.seed, args.count, args.index, args.cls, args.no_grammar)
+    if not cases:
+        print("no request matches --index/--class", file=sys.stderr)
+        return 2
     try:
         targets += [start_service(n, args.es_url, out) for n in names]
         for spec in args.command:
@@ -868,7 +914,7 @@ def main(argv=None) -> int:
         for t in targets:
             stop(t)
     tnames = [t.name for t in targets]
-    if args.index:
+    if args.index or args.cls:
         for c in cases:
             print(f"#{c.index} [{c.label}] {c.data[:600]!r}")
             for n in tnames:

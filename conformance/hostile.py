@@ -49,6 +49,7 @@ class Case:
     expect_close: bool = False  # the connection ends after the answer (Connection: close, or HTTP/1.0)
     asked_close: bool = False  # a `Connection: close` field was sent (the safety tier's rule)
     follow_method: str = "GET"  # the pipelined request's method
+    follow_city: int = 1  # the city the pipelined GET asks for
 
     @property
     def methods(self) -> list[str]:
@@ -317,6 +318,25 @@ WELL_FORMED = frozenset(
     }
 )
 PIPELINED = frozenset({"pipelined", "pipelined:head"})
+# Every class the generator can produce (a self-test checks that a default run sends each one)
+CLASSES = (
+    MALFORMED
+    | WELL_FORMED
+    | {"target:raw-" + name for name in RAW_SPECIAL.values()}
+    | {
+        "header:non-ascii-value",
+        "header:too-large",
+        "line:leading-crlf",
+        "method:lower-case",
+        "path:pct-invalid",
+        "path:pct-nul",
+        "path:pct-slash",
+        "path:pct-unreserved",
+        "target:pct-invalid",
+        "target:pct-nul",
+        "target:raw-utf8",
+    }
+)
 
 
 def well_formed(case: Case) -> bool:

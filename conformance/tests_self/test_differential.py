@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from conformance import differential, hostile
+from conformance import differential, grammar, hostile
 from conformance.differential import Answer, Outcome
 
 JSON_404 = b'{"message":"Not Found: no such resource."}'
@@ -98,6 +98,63 @@ def test_the_smuggling_cases_frame_as_their_expected_answers():
             assert len(targets) == len(c["expect"]), c["id"]
             assert b"/smuggled" not in targets, c["id"]
             assert b"/smuggled" in c["data"] or c["class"] == "header:websocket-keys"
+
+
+def test_a_default_run_sends_every_class_the_generator_can_produce():
+    sent = collections.Counter(
+        x for c in hostile.generate(differential.DEFAULT_SEED, differential.DEFAULT_COUNT) for x in c.classes
+    )
+    assert set(sent) <= hostile.CLASSES, set(sent) - hostile.CLASSES  # the list names every class it draws
+    assert [x for x in sorted(hostile.CLASSES) if not sent[x]] == []
+
+
+def test_every_class_the_grammar_can_produce_is_sent():
+    sent = [c for c in differential.select_cases(1, 10, [], [], False) if c.index >= grammar.INDEX_BASE]
+    assert {x for c in sent for x in c.classes} == set(grammar.classes())
+    assert len({c.index for c in sent}) == len(sent)
+    for c in sent:  # one class each, the follow-up pipelined behind it
+        assert len(c.classes) == 1 and c.pipelined and c.data.endswith(grammar.FOLLOW), c.classes
+
+
+def test_every_byte_sits_at_every_position_of_the_target_raw_and_escaped():
+    lines = {c.data.split(b"\r\n", 1)[0] for c in grammar.cases()}
+    for position, before, after in grammar.POSITIONS:
+        for b in range(256):
+            assert b"GET " + before + bytes([b]) + after + b" HTTP/1.1" in lines, (position, b)
+            if position in grammar.PCT_POSITIONS:
+                assert b"GET " + before + b"%%%02X" % b + after + b" HTTP/1.1" in lines, (position, b)
+    assert {grammar.byte_class(b) for b in range(256)} >= {"nul", "ctl", "obs-text", "unsafe", "unreserved"}
+
+
+def test_every_framing_variant_is_sent_in_each_of_its_shapes():
+    classes = set(grammar.classes())
+    for name, _lines, kind in grammar.TE_VARIANTS:
+        shapes = {"te.cl"} if kind == "ignored" else {"te", "cl.te", "te.cl"}
+        assert {s for s in ("te", "cl.te", "te.cl") if f"{s}:{name}" in classes} == shapes, name
+    for names, family in ((grammar.CL_VARIANTS, "cl"), (grammar.CHUNK_VARIANTS, "chunk"), (grammar.CL0_ROUTES, "cl.0")):
+        assert {f"{family}:{v[0]}" for v in names} <= classes
+
+
+def test_the_well_framed_grammar_cases_frame_as_two_requests_and_never_the_smuggled_one():
+    for c in grammar.cases():
+        if c.classes[0] in ("te:plain", "cl:plain", "chunk:plain") or c.classes[0].startswith("cl.0:"):
+            targets = frame(c.data)
+            assert b"/smuggled" not in targets, c.classes
+            assert targets[-1] == b"/city/v1/get?id=3&language=cs", c.classes
+
+
+def test_a_desync_is_a_safety_failure():
+    case = next(c for c in grammar.cases() if c.classes == ("cl.te:plain",))
+    city = lambda n: Answer(200, "application/json", b'{"id":%d}' % n, "")  # noqa: E731
+    smuggled = Answer(404, "application/json", JSON_404, "")
+    assert differential.generated_problem(case, Outcome((city(1), city(3)), False)) is None
+    assert differential.generated_problem(case, Outcome((city(1),), True)) is None  # answered, then the close
+    assert differential.generated_problem(case, Outcome((Answer(400, "", b"", ""),), True)) is None  # refused
+    assert "404" in differential.generated_problem(case, Outcome((city(1), smuggled), False))
+    assert "timeout" in differential.generated_problem(case, Outcome((city(1),), False, "timeout"))
+    assert differential.generated_problem(case, Outcome((Answer(501, "", b"", ""),), True)) is None  # TE unknown
+    plain = next(c for c in grammar.cases() if c.classes == ("cl:plain",))
+    assert "501" in differential.generated_problem(plain, Outcome((Answer(501, "", b"", ""),), True))
 
 
 def serve_once(answer: bytes, close: bool) -> tuple[tuple[str, int], threading.Thread]:
