@@ -58,7 +58,10 @@ for svc in $services; do
     --es-url "$(scripts/es.sh url)" --traces "$(scripts/traces.sh url)" --otlp-url "$(scripts/traces.sh otlp)" \
     --junit "$OUT/results/conformance-$svc.xml"
 done
-if [ "$(echo "$services" | wc -w)" -ge 2 ]; then
+if [ -z "${SERVICES:-}" ]; then  # every service: conformance/README.md's command, verbatim
+  stage "differential: every service" scripts/python.sh scripts/doc_commands.py run conformance/README.md \
+    --only differential
+elif [ "$(echo "$services" | wc -w)" -ge 2 ]; then
   diff_args=(); for svc in $services; do diff_args+=(--service "$svc"); done
   stage "differential: $(echo "$services" | paste -sd, -)" scripts/python.sh -m conformance differential \
     "${diff_args[@]}" --es-url "$(scripts/es.sh url)" --out "$OUT/results/differential"
