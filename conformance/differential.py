@@ -25,6 +25,7 @@ import collections
 import concurrent.futures
 import contextlib
 import dataclasses
+import fnmatch
 import json
 import os
 import pathlib
@@ -623,6 +624,30 @@ def matrix(rows, names: list[str], versions: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def alike(rows) -> tuple[list[tuple], dict[str, list[str]]]:
+    """The rows to show, and the grammar's classes that every implementation answered alike and
+    safely, by their common cell (listed after the table instead of a row each)."""
+    shown, same = [], collections.defaultdict(list)
+    for row in rows:
+        cls, _, bad, cells = row
+        if cls.split(":", 1)[0] in grammar.FAMILIES and not bad and len(set(cells)) == 1:
+            same[cells[0]].append(cls)
+        else:
+            shown.append(row)
+    return shown, dict(same)
+
+
+def note_for(notes: dict[str, str], cls: str) -> str:
+    """The descriptor's `native` note for a class: its own key, else the first glob key that matches
+    it (`target:*@path`), else a marker that there is none yet."""
+    if cls in notes:
+        return notes[cls]
+    for key, text in notes.items():
+        if any(ch in key for ch in "*?[") and fnmatch.fnmatchcase(cls, key):
+            return text
+    return "(no note in its descriptor yet)"
+
+
 def matrix_notes(rows, names: list[str], notes: dict[str, dict[str, str]]) -> list[str]:
     """One line for every cell that differs from its row's majority: the framework's `native` note
     for that class from its descriptor, or a marker that it has none yet."""
@@ -633,7 +658,7 @@ def matrix_notes(rows, names: list[str], notes: dict[str, dict[str, str]]) -> li
         majority = collections.Counter(tops).most_common(1)[0][0]
         for n, c, top in zip(names, cells, tops, strict=True):
             if top != majority:
-                out.append(f"- `{key}`, {n} ({c}): {notes.get(n, {}).get(key, '(no note in its descriptor yet)')}")
+                out.append(f"- `{key}`, {n} ({c}): {note_for(notes.get(n, {}), key)}")
     return out
 
 
@@ -674,29 +699,43 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
         and (n, cls) not in used
         and not entry.get("intermittent")
     ]
-    rows = matrix_rows(cases, results, fixed, names, problems)
+    rows, same = alike(matrix_rows(cases, results, fixed, names, problems))
     descs = {d["name"]: d for d in descriptors.all_services()} if resources.checkout() is not None else {}
     versions = {n: descs[n]["framework"] for n in names if n in descs}
     notes = {n: descs[n].get("native") or {} for n in names if n in descs}
     table = matrix(rows, names, versions)
     note_lines = matrix_notes(rows, names, notes)
     legend = (
-        f"Seed {seed}, {len(cases)} generated requests and {len({r.case['id'] for r in fixed})} fixed cases "
+        f"Seed {seed}, {len(cases)} generated requests (the grammar's {len(grammar.classes())} classes among "
+        f"them) and {len({r.case['id'] for r in fixed})} fixed cases "
         f"sent to each of {', '.join(names)}. A generated row holds the requests that carry that class alone "
-        "(a pipelined request may follow). Each cell: the most common outcome, with its share when not all "
+        "(a pipelined request may follow); a row of the grammar (`te:`, `cl.te:`, `te.cl:`, `cl:`, `chunk:`, "
+        "`cl.0:`, `target:`, `pct:`, `form:`) holds its class's requests, each with city 3 pipelined behind, "
+        "and is shown only where the implementations answered differently (the others are listed after "
+        "the table). Each cell: the most common outcome, with its share when not all "
         "agree. `app` = the request reached the application (its answer is the contract's, identical "
         "everywhere); `400 json` = the framework refused it and the service rendered the contract's JSON "
         "through the framework's error handler; `400 text` / `400 empty` = the framework's own answer; "
-        "`–` = no answer; ✕ = the connection was closed; `+ok` = the pipelined request behind it was "
-        "answered. Safety: ✓ = no implementation broke the safety tier on that class; ✗ names those "
+        "`–` = no answer; ✕ = the connection was closed; `+404` = the pipelined request behind it got "
+        "that status instead of its 200 (behind a grammar case, the smuggled request answered). "
+        "Safety: ✓ = no implementation broke the safety tier on that class; ✗ names those "
         "that did. A fixed row counts the cases each implementation passed."
     )
+    same_lines = [f"- {c}: " + ", ".join(f"`{x}`" for x in xs) for c, xs in sorted(same.items())]
     text = (
         legend
         + "\n\n"
         + table
         + "\n"
         + ("\nCells that differ from their row's majority:\n\n" + "\n".join(note_lines) + "\n" if note_lines else "")
+        + (
+            f"\nThe grammar's classes ({len(grammar.classes())}, conformance/grammar.py) that every implementation "
+            f"answered alike and safely ({sum(map(len, same.values()))}), by their common answer:\n\n"
+            + "\n".join(same_lines)
+            + "\n"
+            if same
+            else ""
+        )
     )
     (out / "differential-matrix.md").write_text(text, encoding="utf-8")
     if publish is not None:
