@@ -412,3 +412,22 @@ def test_http_1_0_framing_that_rfc_9112_or_1945_calls_faulty_is_not_well_formed(
     delete = hostile.Case(2, ("method:other", "version:http/1.0"), b"", "DELETE")
     assert not hostile.well_formed(chunked) and not hostile.well_formed(post) and hostile.well_formed(delete)
     assert hostile.well_formed(hostile.Case(3, ("body:chunked",), b"", "GET"))
+
+
+def test_a_native_note_names_its_class_or_a_glob_of_classes():
+    notes = {"target:*@path": "glob", "target:nul@path": "own"}
+    assert differential.note_for(notes, "target:nul@path") == "own"
+    assert differential.note_for(notes, "target:unsafe@path") == "glob"
+    assert "no note" in differential.note_for(notes, "target:unsafe@value")
+
+
+def test_grammar_rows_answered_alike_leave_the_table():
+    rows = [
+        ("te:plain", 1, set(), ["app", "app"]),
+        ("cl:plus-sign", 1, set(), ["app", "400 text ✕"]),
+        ("te:identity", 1, {"a"}, ["app+404", "app+404"]),
+        ("path:unknown", 9, set(), ["app", "app"]),
+    ]
+    shown, same = differential.alike(rows)
+    assert [r[0] for r in shown] == ["cl:plus-sign", "te:identity", "path:unknown"]
+    assert same == {"app": ["te:plain"]}
