@@ -32,6 +32,7 @@ FIRST = b"/city/v1/get?id=1&language=en"
 FOLLOW = b"GET /city/v1/get?id=3&language=cs HTTP/1.1\r\nHost: x\r\n\r\n"
 FOLLOW_CITY = 3
 INDEX_BASE = 1_000_000  # grammar cases are numbered from here, apart from the generated requests
+FAMILIES = frozenset({"te", "cl.te", "te.cl", "cl", "chunk", "cl.0", "target", "pct", "form"})  # class prefixes
 
 # ---------------------------------------------------------------- framing
 
