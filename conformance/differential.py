@@ -541,10 +541,17 @@ def explained(name: str, classes, known: dict[str, dict[str, dict[str, str]]], u
     """The class of ``classes`` that implementation ``name``'s known entries excuse (recorded in
     ``used``), or "" when none does."""
     for cls in classes:
-        if cls in known.get(name, {}):
-            used.add((name, cls))
-            return cls
+        for key in known.get(name, {}):
+            if matches(key, cls):
+                used.add((name, key))
+                return cls
     return ""
+
+
+def matches(key: str, cls: str) -> bool:
+    """Whether a known entry's or a note's class names ``cls``: the class itself, or a glob of
+    classes (`target:lf@*`)."""
+    return key == cls or (any(ch in key for ch in "*?[") and fnmatch.fnmatchcase(cls, key))
 
 
 # ---------------------------------------------------------------- the protocol matrix
@@ -643,7 +650,7 @@ def note_for(notes: dict[str, str], cls: str) -> str:
     if cls in notes:
         return notes[cls]
     for key, text in notes.items():
-        if any(ch in key for ch in "*?[") and fnmatch.fnmatchcase(cls, key):
+        if matches(key, cls):
             return text
     return "(no note in its descriptor yet)"
 
@@ -690,12 +697,16 @@ def report(cases, results, fixed, names, known, out: pathlib.Path, seed: int, pu
             fixed_failures.append(f"{r.target}: {r.case['id']} [{r.case['class']}]: {r.problem}")
     sent = collections.Counter(cls for c in cases for cls in c.classes)
     sent.update(r.case["class"] for r in fixed if r.target == names[0])
+    every_run = {r.case["class"] for r in fixed} | {
+        x for c in cases if c.index >= grammar.INDEX_BASE for x in c.classes
+    }
     stale = [
         (n, cls)
         for n, entries in known.items()
         if n in names
         for cls, entry in entries.items()
-        if (sent[cls] >= STALE_MIN or cls in {r.case["class"] for r in fixed})
+        # a fixed or grammar class is sent every run; a generated one only by chance
+        if (sum(k for x, k in sent.items() if matches(cls, x)) >= STALE_MIN or any(matches(cls, x) for x in every_run))
         and (n, cls) not in used
         and not entry.get("intermittent")
     ]

@@ -432,3 +432,12 @@ def test_grammar_rows_answered_alike_leave_the_table():
     shown, same = differential.alike(rows)
     assert [r[0] for r in shown] == ["cl:plus-sign", "te:identity", "path:unknown"]
     assert same == {"app": ["te:plain"]}
+
+
+def test_a_known_entry_may_name_a_glob_of_the_grammars_classes():
+    known = {"a": {"target:lf@*": {"reason": "r"}}}
+    used: set = set()
+    assert differential.explained("a", ("target:lf@value",), known, used) == "target:lf@value"
+    assert used == {("a", "target:lf@*")}
+    assert differential.explained("a", ("target:cr@value",), known, used) == ""
+    assert differential.explained("b", ("target:lf@value",), known, used) == ""
