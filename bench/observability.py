@@ -254,6 +254,13 @@ def markdown(obs: dict | None) -> str:
                 cells.append(" / ".join(backend) or "–")
             out.append(f"| {service} | " + " | ".join(cells) + " |")
         out.append("")
+    out += [
+        "`–`: no figure, because the variant and its baseline share no settled round in any start (the harness's "
+        "steady-state test did not pass for one of them within the profile's rounds), and an unsettled ratio is "
+        "not reported; a longer profile (more rounds per start) fills these cells. `n/a`: the variant does not "
+        "apply to the framework.",
+        "",
+    ]
     return "\n".join(out)
 
 
