@@ -109,7 +109,7 @@ PROFILES = {
     ),
     # observability (make bench-observability): every service bare with its variants (bench/observability.py),
     # 2 blocks of 4 rounds at 64 connections and at a fixed 500 req/s over 64 connections; no 2048 step, no
-    # A/A pair: about 75 minutes for the six services and their 22 variants on 2 cores.
+    # A/A pair: about 95 minutes (the published run: 96) for the six services and their 22 variants on 2 cores.
     "observability": Profile(
         "observability",
         [1, 1],
