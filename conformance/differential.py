@@ -52,7 +52,6 @@ FRAMEWORK_MESSAGES = frozenset(
     {"Bad Request: malformed request.", "Request Header Fields Too Large: header section exceeds 65536 bytes."}
 )
 RESOURCE_TIMEOUT = 30.0  # seconds for a case that sends tens of MiB
-TE_FAMILIES = frozenset({"te", "cl.te", "te.cl"})  # grammar classes that send a Transfer-Encoding
 VERSION_CLASSES = frozenset({"version:other", "version:malformed", "line:no-version"})  # 505 is native for these
 CLOSE_LINGER = 1.0  # seconds a fixed case that asks for the close waits for it
 
@@ -264,7 +263,7 @@ def generated_problem(c: hostile.Case, o: Outcome) -> str | None:
         # and 501 for a transfer coding the server does not implement (RFC 9112 section 6.1)
         if a.status >= 500 and not (
             (a.status == 505 and VERSION_CLASSES & set(c.classes))
-            or (a.status == 501 and any(x.split(":")[0] in TE_FAMILIES for x in c.classes))
+            or (a.status == 501 and any(x.split(":")[0] in grammar.TE_SHAPES for x in c.classes))
         ):
             return f"a {a.status} answer"
     if c.asked_close and o.answers and not o.closed:
@@ -541,10 +540,10 @@ def explained(name: str, classes, known: dict[str, dict[str, dict[str, str]]], u
     """The class of ``classes`` that implementation ``name``'s known entries excuse (recorded in
     ``used``), or "" when none does."""
     for cls in classes:
-        for key in known.get(name, {}):
-            if matches(key, cls):
-                used.add((name, key))
-                return cls
+        key = key_for(known.get(name, {}), cls)
+        if key is not None:
+            used.add((name, key))
+            return cls
     return ""
 
 
@@ -552,6 +551,14 @@ def matches(key: str, cls: str) -> bool:
     """Whether a known entry's or a note's class names ``cls``: the class itself, or a glob of
     classes (`target:lf@*`)."""
     return key == cls or (any(ch in key for ch in "*?[") and fnmatch.fnmatchcase(cls, key))
+
+
+def key_for(keys, cls: str) -> str | None:
+    """The key of a known entry or a note that names ``cls``: its own, else the first glob that
+    matches it, else None."""
+    if cls in keys:
+        return cls
+    return next((k for k in keys if matches(k, cls)), None)
 
 
 # ---------------------------------------------------------------- the protocol matrix
@@ -647,12 +654,8 @@ def alike(rows) -> tuple[list[tuple], dict[str, list[str]]]:
 def note_for(notes: dict[str, str], cls: str) -> str:
     """The descriptor's `native` note for a class: its own key, else the first glob key that matches
     it (`target:*@path`), else a marker that there is none yet."""
-    if cls in notes:
-        return notes[cls]
-    for key, text in notes.items():
-        if matches(key, cls):
-            return text
-    return "(no note in its descriptor yet)"
+    key = key_for(notes, cls)
+    return notes[key] if key is not None else "(no note in its descriptor yet)"
 
 
 def matrix_notes(rows, names: list[str], notes: dict[str, dict[str, str]]) -> list[str]:

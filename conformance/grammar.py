@@ -218,8 +218,6 @@ class Production:
     cls: str
     method: str
     data: bytes  # the request, without the pipelined follow-up
-    byte: int | None = None  # the target family: the byte placed
-    position: str | None = None  # and where
 
 
 def _request(method: str, target: bytes, headers: list[bytes], body: bytes = b"", version=b"HTTP/1.1") -> bytes:
@@ -227,16 +225,28 @@ def _request(method: str, target: bytes, headers: list[bytes], body: bytes = b""
     return CRLF.join(head) + CRLF + CRLF + body
 
 
+TE_SHAPES = ("te", "cl.te", "te.cl")  # the families of the Transfer-Encoding variants
+
+
+def shapes(kind: str) -> tuple[str, ...]:
+    """The shapes a Transfer-Encoding variant is sent in: an ignored field leaves a body-less request,
+    so alone or behind a short Content-Length its bytes after the head are requests."""
+    return ("te.cl",) if kind == "ignored" else TE_SHAPES
+
+
 def framing() -> list[Production]:
+    body = chunked(SMUGGLED)
+    early = b"0\r\n\r\n" + SMUGGLED  # ends at its last chunk; a Content-Length covers all of it
+    headers = {  # each shape's header lines around a variant's
+        "te": lambda lines: lines,
+        "cl.te": lambda lines: [b"Content-Length: 4", *lines],
+        "te.cl": lambda lines: [*lines, b"Content-Length: %d" % len(early)],
+    }
     out = []
     for name, lines, kind in TE_VARIANTS:
-        body = chunked(SMUGGLED)
-        early = b"0\r\n\r\n" + SMUGGLED  # ends at its last chunk; a Content-Length covers all of it
-        if kind != "ignored":  # an ignored field leaves a body-less request, so its bytes are requests
-            out.append(Production(f"te:{name}", "GET", _request("GET", FIRST, lines, body)))
-            out.append(Production(f"cl.te:{name}", "GET", _request("GET", FIRST, [b"Content-Length: 4", *lines], body)))
-        cl = b"Content-Length: %d" % len(early)
-        out.append(Production(f"te.cl:{name}", "GET", _request("GET", FIRST, [*lines, cl], early)))
+        for shape in shapes(kind):
+            sent = early if shape == "te.cl" else body
+            out.append(Production(f"{shape}:{name}", "GET", _request("GET", FIRST, headers[shape](lines), sent)))
     for name, lines in CL_VARIANTS:
         out.append(Production(f"cl:{name}", "GET", _request("GET", FIRST, lines, SMUGGLED)))
     for name, body in CHUNK_VARIANTS:
@@ -251,13 +261,13 @@ def target() -> list[Production]:
     for position, before, after in POSITIONS:
         for b in range(256):
             cls = f"target:{byte_class(b)}@{position}"
-            out.append(Production(cls, "GET", _request("GET", before + bytes([b]) + after, []), b, position))
+            out.append(Production(cls, "GET", _request("GET", before + bytes([b]) + after, [])))
     for position, before, after in POSITIONS:
         if position not in PCT_POSITIONS:
             continue
         for b in range(256):
             cls = f"pct:{byte_class(b)}@{position}"
-            out.append(Production(cls, "GET", _request("GET", before + b"%%%02X" % b + after, []), b, position))
+            out.append(Production(cls, "GET", _request("GET", before + b"%%%02X" % b + after, [])))
     for name, method, t in FORMS:
         out.append(Production(f"form:{name}", method, _request(method, t, [])))
     return out
@@ -271,8 +281,7 @@ def classes() -> list[str]:
     """Every class the grammar can produce, in order."""
     seen: dict[str, None] = {}
     for name, _, kind in TE_VARIANTS:
-        shapes = ["te.cl"] if kind == "ignored" else ["te", "cl.te", "te.cl"]
-        seen.update({f"{s}:{name}": None for s in shapes})
+        seen.update({f"{s}:{name}": None for s in shapes(kind)})
     seen.update({f"cl:{n}": None for n, _ in CL_VARIANTS})
     seen.update({f"chunk:{n}": None for n, _ in CHUNK_VARIANTS})
     seen.update({f"cl.0:{n}": None for n, _, _ in CL0_ROUTES})

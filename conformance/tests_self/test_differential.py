@@ -441,3 +441,7 @@ def test_a_known_entry_may_name_a_glob_of_the_grammars_classes():
     assert used == {("a", "target:lf@*")}
     assert differential.explained("a", ("target:cr@value",), known, used) == ""
     assert differential.explained("b", ("target:lf@value",), known, used) == ""
+    both = {"a": {"target:lf@*": {"reason": "r"}, "target:lf@end": {"reason": "r"}}}
+    used = set()
+    differential.explained("a", ("target:lf@end",), both, used)
+    assert used == {("a", "target:lf@end")}  # its own entry before a glob, as for the notes
