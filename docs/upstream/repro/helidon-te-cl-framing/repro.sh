@@ -38,7 +38,8 @@ body='23\r\n'"$smuggled"'\r\n0\r\n\r\n'                # one chunk holding it, t
 log=$(mktemp)
 "$java_home/bin/java" -cp "$libs/*" "$here/Repro.java" "$port" >"$log" 2>&1 &
 pid=$!
-i=0; until grep -q '^listening' "$log"; do i=$((i + 1)); [ $i -lt 120 ] || { cat "$log"; kill $pid; exit 1; }; sleep 0.25; done
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -f "$log"' EXIT
+i=0; until grep -q '^listening' "$log"; do i=$((i + 1)); [ $i -lt 120 ] || { cat "$log"; exit 1; }; sleep 0.25; done
 echo "== 1. Transfer-Encoding: chunked (the control)"
 send "$first"'Transfer-Encoding: chunked\r\n\r\n'"$body$follow"
 echo "== 2. Transfer-Encoding: Chunked (the same coding: names are case-insensitive)"
@@ -53,5 +54,3 @@ echo "== 6. Content-Length: 0, then Content-Length: 35"
 send "$first"'Content-Length: 0\r\nContent-Length: 35\r\n\r\n'"$smuggled$follow"
 echo "== 7. Content-Length: -1 with a chunked body"
 send "$first"'Content-Length: -1\r\n\r\n'"$body$follow"
-kill $pid; wait $pid 2>/dev/null || true
-rm -f "$log"

@@ -15,6 +15,8 @@ java_home=${JAVA_HOME:-$("$root/scripts/java-home.sh")}
 export JAVA_HOME="$java_home"
 port=${PORT:-18924}
 tmp=$(mktemp -d)
+pid=
+trap '[ -z "$pid" ] || { kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; }; rm -rf "$tmp"' EXIT
 if [ $# -ge 1 ]; then
     libs=$1
 else
@@ -28,7 +30,6 @@ for jar in "$libs"/jetty-server-[0-9]*.jar; do echo "Jetty: ${jar##*/}"; done
 log=$tmp/log
 "$java_home/bin/java" -cp "$libs/*" "$here/Repro.java" "$port" >"$log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 i=0; until grep -q '^listening' "$log"; do i=$((i + 1)); [ $i -lt 120 ] || { cat "$log"; exit 1; }; sleep 0.25; done
 grep '^listening' "$log"
 echo "== slow heads, all at once, each watched 40 s"

@@ -15,6 +15,8 @@ java_home=${JAVA_HOME:-$("$root/scripts/java-home.sh")}
 export JAVA_HOME="$java_home"
 port=${PORT:-18921}
 out=$(mktemp -d)
+pid=
+trap '[ -z "$pid" ] || { kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; }; rm -rf "$out"' EXIT
 # Compiled into ../ktor-netty/target (ignored by git); the libraries into a temporary directory.
 "$root/services/mvnw" -q -f "$server/pom.xml" -Dkotlin.compiler.daemon=false compile \
     org.apache.maven.plugins:maven-dependency-plugin:3.11.0:copy-dependencies \
@@ -24,7 +26,6 @@ for jar in "$out"/libs/ktor-server-netty-jvm-*.jar "$out"/libs/netty-codec-http-
 log=$out/log
 "$java_home/bin/java" -cp "$server/target/classes:$out/libs/*" ReproKt "$port" >"$log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$out"' EXIT
 i=0; until grep -q '^listening' "$log"; do i=$((i + 1)); [ $i -lt 120 ] || { cat "$log"; exit 1; }; sleep 0.25; done
 echo "== a 64 MiB body to GET /, which never reads it"
 python3 "$client" "$port" body /

@@ -13,10 +13,15 @@ root=$(cd "$here/../../../.." && pwd)
 java_home=${JAVA_HOME:-$("$root/scripts/java-home.sh")}
 export JAVA_HOME="$java_home"
 port=${PORT:-18912}
+log=$(mktemp)
+pid=
+libs_tmp=
+trap '[ -z "$pid" ] || { kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; }; rm -f "$log"; [ -z "$libs_tmp" ] || rm -rf "$libs_tmp"' EXIT
 if [ $# -ge 1 ]; then
     libs=$1
 else
     libs=$(mktemp -d)
+    libs_tmp=$libs
     "$root/services/mvnw" -q -f "$root/services/kotlin-ktor/pom.xml" \
         org.apache.maven.plugins:maven-dependency-plugin:3.11.0:copy-dependencies \
         -DincludeGroupIds=io.netty -DincludeScope=runtime -DoutputDirectory="$libs" >/dev/null
@@ -38,10 +43,9 @@ print(">>>", data); print("<<<", answer if answer else "(nothing)"); print("   "
 PY
 }
 
-log=$(mktemp)
 "$java_home/bin/java" -cp "$libs/*" "$here/Repro.java" "$port" >"$log" 2>&1 &
 pid=$!
-i=0; until grep -q '^listening' "$log"; do i=$((i + 1)); [ $i -lt 120 ] || { cat "$log"; kill $pid; exit 1; }; sleep 0.25; done
+i=0; until grep -q '^listening' "$log"; do i=$((i + 1)); [ $i -lt 120 ] || { cat "$log"; exit 1; }; sleep 0.25; done
 seen=$(wc -l <"$log")
 decoded() { # what the server logged since the last call
     sleep 0.2
@@ -64,5 +68,3 @@ decoded
 echo "== the control: Content-Length: 4, Transfer-Encoding: chunked"
 send "${start}Transfer-Encoding: chunked\r\n\r\n$body"
 decoded
-kill $pid; wait $pid 2>/dev/null || true; rm -f "$log"
-[ $# -ge 1 ] || rm -rf "$libs"

@@ -14,6 +14,8 @@ client=$here/../slow-clients/client.py
 java_home=${JAVA_HOME:-$("$root/scripts/java-home.sh")}
 port=${PORT:-18923}
 tmp=$(mktemp -d)
+pid=
+trap '[ -z "$pid" ] || { kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; }; rm -rf "$tmp"' EXIT
 jar=${1:-}
 if [ -z "$jar" ]; then
     (cd "$tmp" && "$java_home/bin/jar" xf "$root/services/java-spring-boot/target/cityref-java-spring-boot.jar" \
@@ -25,7 +27,6 @@ echo "${jar##*/}"
 log=$tmp/log
 "$java_home/bin/java" -cp "$jar" "$here/../tomcat-http09-answers/Repro.java" "$port" 5000 >"$log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 i=0; until grep -q '^listening' "$log"; do i=$((i + 1)); [ $i -lt 120 ] || { cat "$log"; exit 1; }; sleep 0.25; done
 echo "== connectionTimeout 5000 ms: slow heads, all at once, each watched 40 s"
 python3 "$client" "$port" trickle-head,trickle-after-request,silent,idle-after-request /hello
