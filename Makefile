@@ -37,7 +37,7 @@ package-test:  ## the installable suite end to end: wheel, fresh venv, run from 
 
 protocol-matrix:  ## build every service, run the differential group against all of them, publish docs/protocol-matrix.md
 	@for d in $(dir $(wildcard services/*/cityref.yaml)); do $(MAKE) -C $$d build || exit 1; done
-	@scripts/es.sh up && scripts/python.sh -m conformance differential --service all \
+	@scripts/es.sh up && scripts/python.sh -m conformance differential --service all --grammar \
 	  --es-url "$$(scripts/es.sh url)" --publish docs/protocol-matrix.md
 
 images:  ## build every image from source (multi-stage; podman, no daemon): the services, elasticsearch, conformance

@@ -119,14 +119,21 @@ func cleanPath(p string) string {
 	return clean
 }
 
-// closeHTTP10 closes every HTTP/1.0 connection after its answer. net/http ignores
-// Transfer-Encoding on an HTTP/1.0 request (transferReader.parseTransferEncoding in
-// net/http/transfer.go), so a chunked body counts as no body; on a connection the client keeps
-// alive ("Connection: keep-alive"), net/http would then read that body as the next request.
-// "Connection: close" on the answer makes net/http close the connection once it is sent.
+// closeHTTP10 closes the connection after the answer wherever net/http's framing of the request
+// is not RFC 9112's, with "Connection: close" on the answer (net/http then closes the connection
+// once it is sent):
+//   - every HTTP/1.0 request: net/http ignores Transfer-Encoding on HTTP/1.0
+//     (transferReader.parseTransferEncoding in net/http/transfer.go), so a chunked body counts as
+//     no body, and on a connection the client keeps alive ("Connection: keep-alive") net/http would
+//     read that body as the next request;
+//   - every request with a Transfer-Encoding: with a Content-Length beside it, RFC 9112 section 6.1
+//     says the server MUST close after answering, and Go 1.26 keeps the connection open
+//     (golang/go#80942, fixed upstream by commit b2b97b94965f, not in Go 1.26.8). net/http deletes
+//     the Content-Length before a handler runs (fixLength), so a handler cannot tell the two apart:
+//     every chunked request closes its connection. No route takes a body.
 func closeHTTP10(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !r.ProtoAtLeast(1, 1) {
+		if !r.ProtoAtLeast(1, 1) || len(r.TransferEncoding) > 0 {
 			w.Header().Set("Connection", "close")
 		}
 		next.ServeHTTP(w, r)

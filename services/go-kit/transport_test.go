@@ -235,6 +235,25 @@ func TestHTTP10ConnectionsCloseAfterTheirAnswer(t *testing.T) {
 	}
 }
 
+// A request with both Transfer-Encoding and Content-Length is framed by its chunks, and the
+// connection is closed after the answer (RFC 9112 section 6.1), so the bytes the Content-Length
+// covers beyond the last chunk are never read as a request.
+func TestTransferEncodingWithContentLengthClosesTheConnection(t *testing.T) {
+	server := testServer(t, io.Discard)
+	body := "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+	for _, head := range []string{
+		"Transfer-Encoding: chunked\r\nContent-Length: " + fmt.Sprint(len(body)),
+		"Content-Length: " + fmt.Sprint(len(body)) + "\r\nTransfer-Encoding: chunked",
+	} {
+		raw := "GET /health HTTP/1.1\r\nHost: x\r\n" + head + "\r\n\r\n" + body
+		got := exchange(t, server, raw)
+		if strings.Count(got, "HTTP/1.") != 1 || !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") ||
+			!strings.Contains(got, "\r\nConnection: close\r\n") {
+			t.Errorf("%.80q: %q", raw, got)
+		}
+	}
+}
+
 func TestRequestsAreCountedAndLogged(t *testing.T) {
 	var logs bytes.Buffer
 	server := testServer(t, &logs)

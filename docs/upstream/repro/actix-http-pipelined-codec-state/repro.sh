@@ -15,6 +15,7 @@ PORT=$PORT python3 - <<'PY'
 import os, socket
 port = int(os.environ["PORT"])
 H = "Host: x\r\n"
+B = f"GET /smuggled HTTP/1.1\r\n{H}\r\n"  # 35 bytes that are a request: sent as a HEAD's body
 cases = [
     ("1. HEAD /slow, then GET /fast  (expected: the HEAD answer has no body)",
      f"HEAD /slow HTTP/1.1\r\n{H}\r\nGET /fast HTTP/1.1\r\n{H}\r\n"),
@@ -28,6 +29,10 @@ cases = [
      f"GET /slow HTTP/1.1\r\n{H}\r\nGET /fast HTTP/1.1\r\n{H}Connection: close\r\n\r\n"),
     ("6. GET /slow HTTP/1.1, then GET /fast HTTP/1.0  (expected: the first answer is HTTP/1.1)",
      f"GET /slow HTTP/1.1\r\n{H}\r\nGET /fast HTTP/1.0\r\n\r\n"),
+    ("7. HEAD /slow with a 35-byte body (Content-Length), then GET /fast  (expected: the HEAD answer has no body; nothing answers /smuggled)",
+     f"HEAD /slow HTTP/1.1\r\n{H}Content-Length: {len(B)}\r\n\r\n{B}GET /fast HTTP/1.1\r\n{H}\r\n"),
+    ("8. HEAD /slow with the same body, then HEAD /fast (control: two heads; the body is the first HEAD's, nothing answers /smuggled)",
+     f"HEAD /slow HTTP/1.1\r\n{H}Content-Length: {len(B)}\r\n\r\n{B}HEAD /fast HTTP/1.1\r\n{H}\r\n"),
 ]
 for title, request in cases:
     s = socket.create_connection(("127.0.0.1", port))

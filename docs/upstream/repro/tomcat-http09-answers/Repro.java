@@ -1,8 +1,10 @@
 /*
  * Tomcat alone (tomcat-embed-core, no Spring): one servlet, GET /hello -> "hello". Started by
- * repro.sh, which sends request lines to it and prints the bytes that come back.
+ * repro.sh, which sends request lines to it and prints the bytes that come back (and by
+ * ../tomcat-slow-head/repro.sh, which passes the connector's connectionTimeout in ms as a second
+ * argument).
  *
- *   java -cp tomcat-embed-core.jar Repro.java <port>
+ *   java -cp tomcat-embed-core.jar Repro.java <port> [<connectionTimeout ms>]
  */
 
 import jakarta.servlet.http.HttpServlet;
@@ -11,6 +13,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.file.Files;
 import org.apache.catalina.Context;
+import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
 
 public class Repro {
@@ -27,7 +30,10 @@ public class Repro {
             }
         });
         context.addServletMappingDecoded("/hello", "hello");
-        tomcat.getConnector(); // the default HTTP/1.1 connector
+        Connector connector = tomcat.getConnector(); // the default HTTP/1.1 connector
+        if (args.length > 1) {
+            connector.setProperty("connectionTimeout", args[1]);
+        }
         tomcat.start();
         System.out.println("listening");
         tomcat.getServer().await();

@@ -2,7 +2,9 @@
 //!
 //! Pipelined requests behind a slow one show that actix-http's h1 codec frames an answer with
 //! the HEAD flag, version and connection type of the last request it *decoded*, not of the
-//! request being answered. See ../../actix-http-pipelined-codec-state.md.
+//! request being answered. A HEAD that carries a `Content-Length` body shows the same: actix-http
+//! reads the body as the HEAD's, and the HEAD's answer still takes a later GET's state.
+//! See ../../actix-http-pipelined-codec-state.md.
 
 use std::time::Duration;
 
