@@ -23,7 +23,7 @@ bench-full:  ## the benchmark, the original study's full profile (connections 2â
 bench-publish:  ## the published ranking (within an hour): 3 starts of every image and an A/A twin, interleaved rounds at 64 connections and 1000 req/s, intervals and ties, into docs/results/<date>-<commit>/ and README.md's results
 	@scripts/bench.sh publish $(ARGS)
 
-bench-observability:  ## what observability costs per framework: every service bare beside its variants (tracing at 100 % and 10 %, the Java agent, per-request logs), 2 starts each, interleaved rounds, intervals; into docs/results/observability.md (about 135 minutes, as root)
+bench-observability:  ## what observability costs per framework: every service bare beside its variants (tracing at 100 % and 10 %, the Java agent, per-request logs), 2 starts each, interleaved rounds, intervals; into docs/results/observability.md (about 2 hours, as root)
 	@scripts/bench.sh observability $(ARGS)
 
 bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 65 minutes (ARGS=â€¦ for options)

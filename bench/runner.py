@@ -110,7 +110,7 @@ PROFILES = {
     # observability (make bench-observability): every service bare with its variants (bench/observability.py),
     # 2 blocks of 5 rounds at 64 connections and at a fixed 500 req/s over 64 connections; no 2048 step, no
     # A/A pair. The warm-up may take 90 s, as in quick: with 45 s and 4 rounds no JVM variant had settled (every
-    # warm-up hit its cap, CPU per request still falling round to round). About 135 minutes for the six services
+    # warm-up hit its cap, CPU per request still falling round to round). About 2 hours for the six services
     # and their 22 variants on 2 cores.
     "observability": Profile(
         "observability",
