@@ -18,6 +18,7 @@ mode, in the order given, with the outcome and the elapsed time. PATH defaults t
                          kernels' socket buffers hold a few hundred KiB of them.
   body-chunked           the same 64 MiB as `Transfer-Encoding: chunked`, in 64 KiB chunks
 """
+
 import select
 import socket
 import sys
@@ -49,12 +50,14 @@ def read_answer(s):
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
         fields[name.strip().lower()] = value.strip().lower()
-    if b"content-length" in fields:
-        done = lambda: len(rest) >= int(fields[b"content-length"])
-    elif fields.get(b"transfer-encoding") == b"chunked":
-        done = lambda: rest.endswith(b"0\r\n\r\n")
-    else:
-        done = lambda: True
+
+    def done() -> bool:  # the first answer's body has arrived
+        if b"content-length" in fields:
+            return len(rest) >= int(fields[b"content-length"])
+        if fields.get(b"transfer-encoding") == b"chunked":
+            return rest.endswith(b"0\r\n\r\n")
+        return True
+
     while not done():
         chunk = s.recv(65536)
         if not chunk:
@@ -86,7 +89,7 @@ def watch(s, first, trickle):
                     continue
                 raise ConnectionResetError
             if trickle and time.monotonic() >= next_byte:
-                s.send(trickle[sent:sent + 1])
+                s.send(trickle[sent : sent + 1])
                 sent += 1
                 next_byte += INTERVAL_S
         except (BrokenPipeError, ConnectionResetError):
@@ -142,7 +145,10 @@ def body(port, path, chunked):
             break
     s.close()
     took = (all_sent_at or time.monotonic()) - t0
-    mib = lambda n: f"{n / 1024 / 1024:.1f} MiB"
+
+    def mib(n):
+        return f"{n / 1024 / 1024:.1f} MiB"
+
     close = " with Connection: close" if b"\r\nconnection: close" in received.lower() else ""
     answer = f"answered {status_line(received)!r}{close} after {mib(answered_at)}" if received else "no answer"
     return f"{mib(sent)} of {mib(total)} taken in {took:.1f} s, {answer}; {outcome}"
