@@ -260,10 +260,12 @@ def generated_problem(c: hostile.Case, o: Outcome) -> str | None:
     for a in o.answers:
         # 505 is the status for a version the server does not support (RFC 9110 15.6.6): native for
         # other versions, a defect for HTTP/1.0, which must be served
-        # and 501 for a transfer coding the server does not implement (RFC 9112 section 6.1)
+        # and 501 for a transfer coding the server does not implement (RFC 9112 section 6.1) or for
+        # CONNECT, a method an origin server need not implement (RFC 9110 sections 9.3.6 and 15.6.2)
         if a.status >= 500 and not (
             (a.status == 505 and VERSION_CLASSES & set(c.classes))
             or (a.status == 501 and any(x.split(":")[0] in grammar.TE_SHAPES for x in c.classes))
+            or (a.status == 501 and c.method == "CONNECT")
         ):
             return f"a {a.status} answer"
     if c.asked_close and o.answers and not o.closed:

@@ -156,6 +156,10 @@ def test_a_desync_is_a_safety_failure():
     assert differential.generated_problem(case, Outcome((Answer(501, "", b"", ""),), True)) is None  # TE unknown
     plain = next(c for c in grammar.cases() if c.classes == ("cl:plain",))
     assert "501" in differential.generated_problem(plain, Outcome((Answer(501, "", b"", ""),), True))
+    connect = next(c for c in grammar.cases() if c.classes == ("form:authority-connect",))
+    assert differential.generated_problem(connect, Outcome((Answer(501, "", b"", ""),), True)) is None
+    authority = next(c for c in grammar.cases() if c.classes == ("form:authority",))  # GET: no 501
+    assert "501" in differential.generated_problem(authority, Outcome((Answer(501, "", b"", ""),), True))
 
 
 def serve_once(answer: bytes, close: bool) -> tuple[tuple[str, int], threading.Thread]:
