@@ -264,8 +264,10 @@ def generated_problem(c: hostile.Case, o: Outcome) -> str | None:
         # CONNECT, a method an origin server need not implement (RFC 9110 sections 9.3.6 and 15.6.2)
         if a.status >= 500 and not (
             (a.status == 505 and VERSION_CLASSES & set(c.classes))
-            or (a.status == 501 and any(x.split(":")[0] in grammar.TE_SHAPES for x in c.classes))
-            or (a.status == 501 and c.method == "CONNECT")
+            or (
+                a.status == 501
+                and (c.method == "CONNECT" or any(x.split(":")[0] in grammar.TE_SHAPES for x in c.classes))
+            )
         ):
             return f"a {a.status} answer"
     if c.asked_close and o.answers and not o.closed:
