@@ -884,8 +884,8 @@ def parse_args(argv):
     p.add_argument(
         "--grammar",
         action="store_true",
-        help="also send the grammar's desync classes (conformance/grammar.py), each once; not yet part of "
-        "make test: their findings are still being written up",
+        help="also send the grammar's desync classes (conformance/grammar.py), each once, as make test and "
+        "make protocol-matrix do",
     )
     p.add_argument(
         "--list-classes", action="store_true", help="print every class this run would send, with its count, and exit"
