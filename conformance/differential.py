@@ -506,17 +506,21 @@ def consensus(outcomes: dict[str, Outcome], method: str, order: list[str]) -> Ou
     )
 
 
-def run(targets: list[Target], cases: list[hostile.Case], workers: int, timeout: float, linger: float) -> dict:
-    """{case index: {implementation: Outcome}}, ``workers`` exchanges in flight."""
-    results: dict[int, dict[str, Outcome]] = {c.index: {} for c in cases}
-    jobs = [(c, t) for c in cases for t in targets]
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+def exchange_all(jobs: list[tuple[hostile.Case, Target]], workers: int, timeout: float, linger: float) -> dict:
+    """{(case index, implementation): Outcome} for every (case, target) of ``jobs``, at most ``workers``
+    exchanges in flight."""
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(workers, len(jobs)))) as pool:
         futures = {
             pool.submit(exchange, t.addr, c.data, c.methods, timeout, linger): (c.index, t.name) for c, t in jobs
         }
-        for f in concurrent.futures.as_completed(futures):
-            i, name = futures[f]
-            results[i][name] = f.result()
+        return {futures[f]: f.result() for f in concurrent.futures.as_completed(futures)}
+
+
+def run(targets: list[Target], cases: list[hostile.Case], workers: int, timeout: float, linger: float) -> dict:
+    """{case index: {implementation: Outcome}}, ``workers`` exchanges in flight."""
+    results: dict[int, dict[str, Outcome]] = {c.index: {} for c in cases}
+    for (i, name), o in exchange_all([(c, t) for c in cases for t in targets], workers, timeout, linger).items():
+        results[i][name] = o
     return results
 
 
@@ -538,19 +542,13 @@ def recheck_slow_closes(
     exchange. Returns how many were sent again."""
     by_name = {t.name: t for t in targets}
     again = [
-        (c, n)
+        (c, by_name[n])
         for c in cases
         for n, o in results[c.index].items()
         if generated_problem(c, o) == "Connection: close not honoured"
     ]
-    with concurrent.futures.ThreadPoolExecutor(max(1, min(workers, len(again)))) as pool:
-        futures = {
-            pool.submit(exchange, by_name[n].addr, c.data, c.methods, timeout, RECHECK_LINGER): (c.index, n)
-            for c, n in again
-        }
-        for f in concurrent.futures.as_completed(futures):
-            i, n = futures[f]
-            results[i][n] = f.result()
+    for (i, n), o in exchange_all(again, workers, timeout, RECHECK_LINGER).items():
+        results[i][n] = o
     return len(again)
 
 
