@@ -6,6 +6,8 @@
 # service's own `make build` (services/go-kit/Makefile: CGO_ENABLED=0, -trimpath, -s -w).
 # BUILDER_IMAGE defaults to the official Go image of the toolchain the repository is tested with;
 # `make images` passes a local builder made from the host's toolchain instead (Dockerfiles/README.md).
+# `--build-context build=DIR` (scripts/images.sh --prebuilt, what make test runs) skips the builder
+# stage and takes /out/cityref from DIR instead: the binary the bare build has already built and tested.
 ARG BUILDER_IMAGE=docker.io/library/golang:1.26-bookworm
 
 FROM ${BUILDER_IMAGE} AS build

@@ -4,9 +4,12 @@
 #
 # Multi-stage, from source: `docker build -f Dockerfiles/java-spring-boot.Dockerfile .` from the
 # repository root needs nothing but Docker (BuildKit, for the cache mount). Stages:
-#   jar      the service's Maven build through the wrapper (services/mvnw, Maven 3.9.16;
+#   build    the service's Maven build through the wrapper (services/mvnw, Maven 3.9.16;
 #            services/.mvn/maven.config), as `make -C services/java-spring-boot build` runs it: the
-#            executable jar, with Spring's AOT processing (process-aot) in it;
+#            executable jar, with Spring's AOT processing (process-aot) in it,
+#            its artifacts copied into /out/. `--build-context build=DIR` (scripts/images.sh
+#            --prebuilt, what make test runs) skips this stage and takes /out/ from DIR instead:
+#            the artifacts the bare build has already built and tested, in the same layout;
 #   runtime  the jar extracted (`java -Djarmode=tools -jar … extract`: nested jars cannot be in an
 #            AOT cache), the jlink'd runtime and the AOT cache, in the same JDK image;
 #   final    both on a base with glibc and nothing else.
@@ -15,7 +18,7 @@
 ARG BUILDER_IMAGE=docker.io/library/eclipse-temurin:25-jdk
 ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
 
-FROM ${BUILDER_IMAGE} AS jar
+FROM ${BUILDER_IMAGE} AS build
 # The wrapper unpacks Maven's zip (the checksum it verifies is the zip's) with unzip, which the
 # eclipse-temurin images lack.
 RUN command -v unzip >/dev/null || { apt-get update && apt-get install -y --no-install-recommends unzip \
@@ -27,13 +30,14 @@ COPY services/java-shared/ /src/services/java-shared/
 COPY services/java-spring-boot/ /src/services/java-spring-boot/
 # Maven itself and the dependencies persist between builds in a cache mount (HOME set: some
 # builders, podman's among them, leave it unset for RUN).
-RUN --mount=type=cache,target=/root/.m2 HOME=/root ../mvnw -q package -DskipTests
+RUN --mount=type=cache,target=/root/.m2 HOME=/root ../mvnw -q package -DskipTests \
+    && mkdir -p /out && cp -r target/cityref-java-spring-boot.jar /out/
 
 FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/
-COPY --from=jar /src/services/java-spring-boot/target/cityref-java-spring-boot.jar /tmp/
+COPY --from=build /out/cityref-java-spring-boot.jar /tmp/
 RUN java -Djarmode=tools -jar /tmp/cityref-java-spring-boot.jar extract --destination /app
-COPY --from=jar /src/services/jvm.args /app/
+COPY services/jvm.args /app/
 # Spring's java.beans introspection needs java.desktop, and Tomcat's web application class loader
 # java.instrument: build.sh otherwise leaves both out.
 # -Dspring.aot.enabled=true: the bean definitions generated at build time replace the start-up's

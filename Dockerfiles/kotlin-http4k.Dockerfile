@@ -3,8 +3,11 @@
 #
 # Multi-stage, from source: `docker build -f Dockerfiles/kotlin-http4k.Dockerfile .` from the repository
 # root needs nothing but Docker (BuildKit, for the cache mount). Stages:
-#   jar      the service's Maven build through the wrapper (services/mvnw, Maven 3.9.16;
-#            services/.mvn/maven.config), as `make -C services/kotlin-http4k build` runs it;
+#   build    the service's Maven build through the wrapper (services/mvnw, Maven 3.9.16;
+#            services/.mvn/maven.config), as `make -C services/kotlin-http4k build` runs it,
+#            its artifacts copied into /out/. `--build-context build=DIR` (scripts/images.sh
+#            --prebuilt, what make test runs) skips this stage and takes /out/ from DIR instead:
+#            the artifacts the bare build has already built and tested, in the same layout;
 #   runtime  jlink'd runtime and AOT cache (Dockerfiles/jvm/build.sh), in the same JDK image;
 #   final    both on a base with glibc and nothing else.
 # BUILDER_IMAGE (a JDK 25) defaults to the official Temurin image; BASE_IMAGE to distroless. Nothing
@@ -12,7 +15,7 @@
 ARG BUILDER_IMAGE=docker.io/library/eclipse-temurin:25-jdk
 ARG BASE_IMAGE=gcr.io/distroless/base-nossl-debian12:nonroot
 
-FROM ${BUILDER_IMAGE} AS jar
+FROM ${BUILDER_IMAGE} AS build
 # The wrapper unpacks Maven's zip (the checksum it verifies is the zip's) with unzip, which the
 # eclipse-temurin images lack.
 RUN command -v unzip >/dev/null || { apt-get update && apt-get install -y --no-install-recommends unzip \
@@ -24,11 +27,13 @@ COPY services/kotlin-shared/ /src/services/kotlin-shared/
 COPY services/kotlin-http4k/ /src/services/kotlin-http4k/
 # Maven itself and the dependencies persist between builds in a cache mount (HOME set: some
 # builders, podman's among them, leave it unset for RUN).
-RUN --mount=type=cache,target=/root/.m2 HOME=/root ../mvnw -q package -DskipTests
+RUN --mount=type=cache,target=/root/.m2 HOME=/root ../mvnw -q package -DskipTests \
+    && mkdir -p /out && cp -r target/cityref-kotlin-http4k.jar /out/
 
 FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/
-COPY --from=jar /src/services/jvm.args /src/services/kotlin-http4k/target/cityref-kotlin-http4k.jar /app/
+COPY services/jvm.args /app/
+COPY --from=build /out/cityref-kotlin-http4k.jar /app/
 RUN sh /build/build.sh /app/cityref-kotlin-http4k.jar
 
 FROM ${BASE_IMAGE}

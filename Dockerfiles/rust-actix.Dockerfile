@@ -7,6 +7,8 @@
 # +crt-static). BUILDER_IMAGE defaults to the official Rust image of the toolchain the repository
 # is tested with; `make images` passes a local builder made from the host's toolchain instead
 # (Dockerfiles/README.md).
+# `--build-context build=DIR` (scripts/images.sh --prebuilt, what make test runs) skips the builder
+# stage and takes /out/cityref from DIR instead: the binary the bare build has already built and tested.
 ARG BUILDER_IMAGE=docker.io/library/rust:1.95-bookworm
 
 FROM ${BUILDER_IMAGE} AS build

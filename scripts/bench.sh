@@ -14,6 +14,7 @@
 #                                        tables into docs/results/observability.md
 #   scripts/bench.sh resilience [OPTIONS] `make bench-resilience`: setup (no bench dataset: the scenarios use a
 #                                        fixture city), then `python -m bench resilience OPTIONS`
+#   scripts/bench.sh vegeta              build vegeta alone (make test starts it first, beside the other stages)
 #   scripts/bench.sh resilience-smoke    its smoke run for `make test`: rust-actix (or the first of SERVICES)
 #                                        bare, every scenario for a second or two, then `python -m bench check`
 # Setup (idempotent): wrk and nginx (apt-get), vegeta (Go proxy, into .cache/bin), Elasticsearch with
@@ -145,6 +146,7 @@ case "$COMMAND" in
   resilience)
     shift; NO_DATASET=1 setup "$@"
     scripts/python.sh -m bench resilience "$@" ;;
+  vegeta) vegeta ;;
   resilience-smoke)
     prerequisites
     vegeta

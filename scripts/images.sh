@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # Container images of the services (Dockerfiles/README.md), built and run with podman, no daemon.
-#   scripts/images.sh build [IMAGE...]    `make images`: each Dockerfiles/<image>.Dockerfile built
+#   scripts/images.sh build [--prebuilt] [IMAGE...]
+#                                         `make images`: each Dockerfiles/<image>.Dockerfile built
 #                                         from source (multi-stage); OCI archives in out/images/;
-#                                         a table of size and build time
+#                                         a table of size and build time. --prebuilt (make test):
+#                                         a service's builder stage is replaced by the artifact its
+#                                         bare build made (`make -C services/<svc> build`, already
+#                                         built and tested), laid out as that stage's /out/ and
+#                                         given as `--build-context build=DIR`: the same binary or
+#                                         jar in the image, compiled once
+#   scripts/images.sh source-check SERVICE
+#                                         the from-source path kept honest: SERVICE's builder stage
+#                                         built from source (--target build) and its /out/ compared
+#                                         with what --prebuilt gives it (the same files; dependency
+#                                         jars byte for byte)
 #   scripts/images.sh test [SERVICE...]   `make test-images`: each service image under --cpus 1.5
 #                                         --memory 512m: startup, idle memory, full conformance
 #                                         (tracing off; TRACES=1: on, into `make traces`);
@@ -10,7 +21,8 @@
 #                                         end (scripts/compose-test.sh)
 #   scripts/images.sh budget [SERVICE...] `make startup-budget`: each JVM image's startup budget per
 #                                         phase, with and without its AOT cache (also part of test)
-#   scripts/images.sh bases               the local builder and base images the Dockerfiles get here
+#   scripts/images.sh bases [NAME...]     the local builder and base images the Dockerfiles get here
+#                                         (base jdk rust go python; default: all)
 # IMAGE defaults to every service with a Dockerfile (SERVICES=a,b: those) plus the two that are not
 # services: elasticsearch (compose's backend) and conformance (the suite, and compose's fixture
 # loader).
@@ -167,10 +179,36 @@ need_images() {
   done
 }
 
+# prebuilt SERVICE DIR: the artifacts of SERVICE's bare build in DIR/out/, laid out as its Dockerfile's
+# builder stage leaves them in /out/ (source-check compares the two); exit 2 when they are missing.
+prebuilt() {
+  local svc=$1 dir=$2 files=()
+  case $svc in
+    go-kit) files=("services/go-kit/bin/cityref-go-kit:cityref") ;;
+    rust-actix) files=("services/rust-actix/target/cityref-rust-actix:cityref") ;;
+    java-helidon) files=("services/$svc/target/cityref-$svc.jar:" "services/$svc/target/libs:") ;;
+    java-*|kotlin-*) files=("services/$svc/target/cityref-$svc.jar:") ;;
+    *) return 1 ;;
+  esac
+  rm -rf "$dir"; mkdir -p "$dir/out"   # DIR stands for the stage's root: its artifacts in DIR/out/
+  local f
+  for f in "${files[@]}"; do
+    [ -e "${f%%:*}" ] || need_fail "${f%%:*} missing (--prebuilt takes the bare build's artifact)" "make -C services/$svc build"
+    cp -r "${f%%:*}" "$dir/out/${f#*:}"
+  done
+}
+
 build() {
   need_tool mmdebstrap "$IMAGE_TOOLS_FIX"
+  local from=source
+  if [ "${1:-}" = --prebuilt ]; then from=prebuilt; shift; fi
   local list; list=$(if [ $# -gt 0 ]; then echo "$@"; else echo "$(services) $AUX_IMAGES"; fi)
-  local need=(); for s in $list; do read -ra n <<<"$(needs "$s")"; need+=("${n[@]}"); done
+  local need=()
+  for s in $list; do
+    # --prebuilt: a static binary's image needs no builder (its builder stage is skipped)
+    [[ $from = prebuilt && $s =~ ^(go-kit|rust-actix)$ ]] && continue
+    read -ra n <<<"$(needs "$s")"; need+=("${n[@]}")
+  done
   # local images of an older recipe (another hash in their tag) are not used any more
   "$PODMAN" images --format '{{.Repository}}:{{.Tag}}' \
     | grep -E '^localhost/cityref/(base-glibc|temurin|rust-builder|go-builder|python):' | grep -v -- "$BASES_REV" \
@@ -192,7 +230,11 @@ build() {
         || die "Dockerfiles/elasticsearch.Dockerfile's ES_SHA256 differs from scripts/es.sh's"
       tags=(-t "localhost/cityref/$svc:$TAG" -t "localhost/cityref/$svc:$es_version")
     fi
-    log "building $svc from source: image localhost/cityref/$svc:$TAG and :$VERSION (log: out/logs/image-$svc.build.log)"
+    local how="from source"
+    if [ $from = prebuilt ] && prebuilt "$svc" "$OUT/prebuilt/$svc"; then
+      args+=(--build-context "build=$OUT/prebuilt/$svc"); how="from its bare build's artifact (out/prebuilt/$svc)"
+    fi
+    log "building $svc $how: image localhost/cityref/$svc:$TAG and :$VERSION (log: out/logs/image-$svc.build.log)"
     # --format docker keeps the Dockerfile's HEALTHCHECK (the OCI image format has no field for it;
     # the OCI archive below drops it, and compose and Kubernetes declare their own checks).
     "$PODMAN" build --format docker --isolation chroot --pull=never --network host --timestamp "$TIMESTAMP" \
@@ -267,6 +309,38 @@ test_images() {
   return $failed
 }
 
+# A listing of directory $1: one line per file, its path and, for jars of dependencies (lib/,
+# libs/) and anything but the service's own artifact, its sha256 (the service's own jar or binary
+# carries build timestamps; its name and presence are compared).
+listing() {
+  (cd "$1" && find . -type f | sort | while read -r f; do
+    case $f in ./cityref|./cityref-*.jar) echo "$f" ;; *) echo "$f $(sha256sum <"$f" | cut -c1-16)" ;; esac
+  done)
+}
+
+source_check() {
+  local svc=$1; local dir="$OUT/source-check/$svc"
+  [ -f "Dockerfiles/$svc.Dockerfile" ] || die "no Dockerfiles/$svc.Dockerfile"
+  need_tool mmdebstrap "$IMAGE_TOOLS_FIX"
+  local need; read -ra need <<<"$(needs "$svc")"; bases "${need[@]}"
+  rm -rf "$dir"; mkdir -p "$dir"
+  prebuilt "$svc" "$dir/prebuilt"
+  local args; read -ra args <<<"$(build_args "$svc")"
+  log "building $svc's builder stage from source (--target build; log: out/logs/image-$svc.source.log)"
+  "$PODMAN" build --isolation chroot --pull=never --network host --layers=false "${args[@]}" --target build \
+    -f "Dockerfiles/$svc.Dockerfile" -t "localhost/cityref/$svc:source-check" . >"$OUT/logs/image-$svc.source.log" 2>&1 \
+    || { tail -30 "$OUT/logs/image-$svc.source.log" >&2; die "podman build --target build of $svc failed"; }
+  local cid; cid=$("$PODMAN" create "localhost/cityref/$svc:source-check" /bin/true)
+  mkdir -p "$dir/source"
+  "$PODMAN" export "$cid" | tar -x -C "$dir/source" out
+  "$PODMAN" rm "$cid" >/dev/null; "$PODMAN" rmi "localhost/cityref/$svc:source-check" >/dev/null
+  listing "$dir/source/out" >"$dir/source.txt"; listing "$dir/prebuilt/out" >"$dir/prebuilt.txt"
+  if ! diff -u "$dir/source.txt" "$dir/prebuilt.txt"; then
+    die "$svc: the from-source builder stage's /out/ (-) differs from --prebuilt's (+)"
+  fi
+  log "$svc: the from-source builder stage and --prebuilt give the same $(wc -l <"$dir/source.txt") files"
+}
+
 budget() {  # the JVM images' startup budget, with and without their AOT cache (scripts/startup_budget.py)
   local list es_url files=()
   list=$(services "$@")
@@ -285,11 +359,12 @@ budget() {  # the JVM images' startup budget, with and without their AOT cache (
   [ ${#files[@]} = 0 ] || scripts/python.sh scripts/startup_budget.py --table "${files[@]}"
 }
 
-[[ ${1:-} =~ ^(build|test|budget|bases)$ ]] || die "usage: $0 build|test|budget|bases [SERVICE...]"
+[[ ${1:-} =~ ^(build|test|budget|bases|source-check)$ ]] || die "usage: $0 build [--prebuilt]|test|budget|bases|source-check [SERVICE...]"
 need_tool podman "$IMAGE_TOOLS_FIX"
 case "$1" in
   build) shift; build "$@" ;;
   test) shift; test_images "$@" ;;
   budget) shift; budget "$@" ;;
-  bases) need_tool mmdebstrap "$IMAGE_TOOLS_FIX"; bases base jdk rust go python ;;
+  source-check) shift; [ $# = 1 ] || die "usage: $0 source-check SERVICE"; source_check "$1" ;;
+  bases) shift; need_tool mmdebstrap "$IMAGE_TOOLS_FIX"; if [ $# -gt 0 ]; then bases "$@"; else bases base jdk rust go python; fi ;;
 esac

@@ -4,6 +4,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="$ROOT/.cache"   # downloads, toolchains, the venv, Elasticsearch and its data
 OUT="$ROOT/out"        # every output: test results, image archives, runs, profiles, logs
+# Tools built from source (Jaeger, vegeta; golangci-lint in services/go-kit/Makefile) and the image
+# storage live in the user's cache, beside Go's and Maven's, one binary per pinned version, so that
+# a new clone reuses them: $CITYREF_TOOLS, else $XDG_CACHE_HOME/cityref, else ~/.cache/cityref.
+USER_CACHE="${CITYREF_TOOLS:+$(dirname "$CITYREF_TOOLS")}"
+USER_CACHE="${USER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cityref}"
+# shellcheck disable=SC2034  # used by the scripts that source this file
+TOOLS="${CITYREF_TOOLS:-$USER_CACHE/bin}"
 mkdir -p "$CACHE" "$OUT/logs"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

@@ -3,7 +3,7 @@
 # pinned in tools/jaeger/go.mod (the Go module proxy serves it; no release binary is downloaded)
 # and run with tools/jaeger/config.yaml.
 #
-#   scripts/traces.sh up      build once into .cache/bin, start, wait until healthy (idempotent)
+#   scripts/traces.sh up      build once into ~/.cache/cityref/bin, start, wait until healthy (idempotent)
 #   scripts/traces.sh stop    stop it (its traces are gone: storage is in memory)
 #   scripts/traces.sh status  the health endpoint's answer
 #   scripts/traces.sh url     the query API and UI (the suite's --traces URL)
@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh"
 
 JAEGER_MODULE="$ROOT/tools/jaeger"
 JAEGER_VERSION=$(awk '$1 == "github.com/jaegertracing/jaeger" { print $2 }' "$JAEGER_MODULE/go.mod")
-BIN="$CACHE/bin/jaeger-$JAEGER_VERSION"
+BIN="$TOOLS/jaeger-$JAEGER_VERSION"
 DIR="$CACHE/traces"
 PIDFILE="$DIR/jaeger.pid"
 export TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318} TRACES_OTLP_GRPC_PORT=${TRACES_OTLP_GRPC_PORT:-4317}

@@ -10,7 +10,21 @@ export JAVA_HOME := $(or $(shell ../../scripts/java-home.sh),$(error no JDK 25 o
 MVN := ../mvnw -q
 GENERATED := ../../scripts/generated.sh
 
-.PHONY: build test generate check-generated
+.PHONY: build test ci generate check-generated
+
+# The artifact (target/cityref-<service>.jar, and what the service's PACKAGED adds) is a file target
+# over every source it is built from, so that `make build` after `make ci` (conformance's --service,
+# make up, the benchmark) does not compile the service a second time.
+SERVICE := $(notdir $(CURDIR))
+JAR := target/cityref-$(SERVICE).jar
+SHARED := ../$(firstword $(subst -, ,$(SERVICE)))-shared
+SOURCES := pom.xml ../.mvn/maven.config ../jvm.args $(shell find src generated $(SHARED)/src -type f)
+
+build: $(JAR)  ## the artifact, without the tests (nothing to do when it is newer than every source)
+
+$(JAR): $(SOURCES)
+	$(MVN) package -DskipTests
+	$(PACKAGED)
 
 test:  ## formatting and lint (spotless: palantir-java-format or ktlint), unit tests, generated-code drift
 	$(MVN) spotless:check test
@@ -18,6 +32,13 @@ test:  ## formatting and lint (spotless: palantir-java-format or ktlint), unit t
 
 generate:  ## rewrite generated/{src,openapi.json} from the spec
 	@$(GENERATED) generate generated src openapi.json -- $(GENERATOR_ARGS)
+
+# make test's unit-test stage: the artifact, formatting, lint and unit tests in one Maven run (the
+# service compiled once), then the generated-code drift.
+ci:  ## formatting and lint, unit tests and the artifact, compiled once; generated-code drift
+	$(MVN) spotless:check package
+	$(PACKAGED)
+	@$(MAKE) --no-print-directory check-generated
 
 check-generated:  ## regenerate into a temp dir and fail on any difference from generated/
 	@$(GENERATED) check generated src openapi.json -- $(GENERATOR_ARGS)
