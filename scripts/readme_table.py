@@ -1,8 +1,10 @@
 """README.md's generated parts (`make readme-table`): the table of services, from services/*/cityref.yaml,
-and "Results at a glance", from the published run (docs/results/latest/run.json; bench/publish.py).
+and "Results at a glance", from the published run (docs/results/latest/run.json; bench/publish.py); and
+docs/development.md's tables of `make test`'s stages, from the stage tables of a cold and a warm run
+(docs/results/ci/{cold,warm}.json: out/results/stages.json of `bash .ci/run` on a fresh clone).
 
-    readme_table.py           rewrite both between their markers in README.md
-    readme_table.py --check   exit 1 if README.md differs from what they give, or if the published run has
+    readme_table.py           rewrite each between its markers
+    readme_table.py --check   exit 1 if a document differs from what they give, or if the published run has
                               no ranking or no A/A control (make test)
 
 Columns: name, port (`make up`'s and compose's), language, framework and Elasticsearch client, folder,
@@ -15,6 +17,7 @@ protocol matrix (docs/protocol-matrix.md).
 
 from __future__ import annotations
 
+import json
 import pathlib
 import sys
 
@@ -31,6 +34,43 @@ RESULTS_END = "<!-- end of results at a glance -->"
 
 
 MATRIX = "docs/protocol-matrix.md"
+DEVELOPMENT = descriptors.ROOT / "docs" / "development.md"
+STAGES = descriptors.ROOT / "docs" / "results" / "ci"
+STAGES_BEGIN = "<!-- stage tables: generated from docs/results/ci/*.json by `make readme-table`; do not edit -->"
+STAGES_END = "<!-- end of the stage tables -->"
+CACHES = {
+    "cold": "cold caches (a new machine: no Maven, cargo, Go, pip, npm or tool cache, no image storage)",
+    "warm": "warm caches (the caches the cold run left)",
+}
+
+
+def minutes(seconds: int) -> str:
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def stages_tables() -> str:
+    """One table per run in docs/results/ci/ (cold first): each stage's start, wall and CPU time."""
+
+    out = []
+    for label in sorted((p.stem for p in STAGES.glob("*.json")), key=lambda k: (k != "cold", k)):
+        run = json.loads((STAGES / f"{label}.json").read_text(encoding="utf-8"))
+        out += [
+            f"**{label.capitalize()}**, {CACHES.get(label, label)}: `bash .ci/run` on a fresh clone at "
+            f"{run['commit']}, "
+            f"{run['date'][:10]}, {run['machine']}: **{minutes(run['total_s'])}** (min:s) wall, "
+            f"{run['cpu_s'] // 60} CPU-minutes. `&`: in the background, beside the stages after it.",
+            "",
+            "| stage | start | wall (min:s) | CPU (min:s) | result | checks |",
+            "|---|---:|---:|---:|---|---|",
+        ]
+        for r in run["stages"]:
+            mark = " &" if r["background"] else ""
+            out.append(
+                f"| {r['stage']}{mark} | {minutes(r['start_s'])} | {minutes(r['wall_s'])} | {minutes(r['cpu_s'])} "
+                f"| {r['result']} | {r['checks']} |"
+            )
+        out.append("")
+    return "\n".join(out) or "(no run recorded yet)"
 
 
 def status(desc: dict, path: pathlib.Path) -> str:
@@ -90,7 +130,15 @@ def render(text: str) -> str:
 def main(argv: list[str]) -> int:
     text = README.read_text(encoding="utf-8")
     new = render(text)
+    dev_text = DEVELOPMENT.read_text(encoding="utf-8")
+    dev_new = between(dev_text, STAGES_BEGIN, STAGES_END, stages_tables())
     if "--check" in argv:
+        if dev_new != dev_text:
+            print(
+                "docs/development.md's stage tables differ from docs/results/ci/: run `make readme-table`",
+                file=sys.stderr,
+            )
+            return 1
         if new != text:
             print(
                 "README.md's services table or results differ from services/*/cityref.yaml and "
@@ -102,6 +150,7 @@ def main(argv: list[str]) -> int:
         print("\n".join(problems), file=sys.stderr, end="\n" if problems else "")
         return 1 if problems else 0
     README.write_text(new, encoding="utf-8")
+    DEVELOPMENT.write_text(dev_new, encoding="utf-8")
     return 0
 
 

@@ -58,7 +58,8 @@ stage() {
 }
 
 # background NAME CHECKS CMD...: CMD started now, its output in out/logs/stages/<NAME>.log;
-# await NAME waits for it (once) and adds its row.
+# await NAME waits for it (once) and adds its row. Only this shell can wait for them: never call
+# await from a stage's command.
 declare -A BG_PID=() BG_FILE=() BG_START=() BG_CHECKS=()
 background() {
   local name=$1 checks=$2 file="$OUT/logs/stages/$((n += 1)).rc"; shift 2
@@ -75,8 +76,6 @@ await() {
   unset "BG_PID[$name]"
 }
 # await_ok NAME: await, then true only if it succeeded (for a stage that cannot run without it).
-# shellcheck disable=SC2317  # called through stage
-await_ok() { await "$1"; [ "$(cut -d' ' -f1 "${BG_FILE[$1]}")" = 0 ]; }
 
 services=$(scripts/python.sh scripts/services.py list) || exit 1
 has() { grep -qx "$1" <<<"$services"; }
@@ -115,12 +114,8 @@ for svc in $(grep -vx go-kit <<<"$services"; grep -x go-kit <<<"$services" || tr
     make -C "services/$svc" ci
 done
 await "elasticsearch + fixture"
-# shellcheck disable=SC2317  # called through stage
-traces_up() {
-  await_ok "tool: trace backend (Jaeger, from source)" || return 1
-  scripts/traces.sh up
-}
-stage "trace backend (make traces)" "Jaeger starts healthy (OTLP and the query API)" traces_up
+await "tool: trace backend (Jaeger, from source)"
+stage "trace backend (make traces)" "Jaeger starts healthy (OTLP and the query API)" scripts/traces.sh up
 await "tool: vegeta (from source)"
 await "images: local base images (mmdebstrap)"
 # The bare services run the suite with tracing on (every instance exports to the trace backend, and
@@ -173,7 +168,7 @@ for name in "${!BG_PID[@]}"; do await "$name"; done
 
 total=$((SECONDS - T0))
 python3 - "$ROWS" "$OUT/results/stages.json" "$total" <<'PY'
-import json, os, sys, subprocess
+import json, os, sys, subprocess, time
 rows_file, out, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = []
 for line in open(rows_file, encoding="utf-8"):
@@ -182,7 +177,8 @@ for line in open(rows_file, encoding="utf-8"):
                  "result": result, "background": mode == "background", "checks": checks})
 rows.sort(key=lambda r: r["start_s"])
 commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-doc = {"commit": commit, "machine": f"{os.cpu_count()} CPUs, {os.uname().sysname} {os.uname().release}",
+doc = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit, "machine": f"{os.cpu_count()} CPUs, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') >> 30} GiB, "
+       f"{os.uname().sysname} {os.uname().release}",
        "total_s": total, "cpu_s": sum(r["cpu_s"] for r in rows), "stages": rows}
 json.dump(doc, open(out, "w", encoding="utf-8"), indent=1)
 print()
