@@ -29,7 +29,7 @@ bench-observability:  ## what observability costs per framework: every service b
 bench-resilience:  ## resilience per target, bare and image: upstream outage (64 and 2048 connections), slow upstream, slow and hostile clients, soak; quick profile about 65 minutes (ARGS=… for options)
 	@scripts/bench.sh resilience $(ARGS)
 
-test:  ## what CI runs: linters, unit tests and full conformance of every service (SERVICES=a,b: only those), bench tests + smoke runs, images, the READMEs' commands verbatim
+test:  ## what CI runs: linters, every service built and unit-tested once and put through full conformance (SERVICES=a,b: only those), bench tests + smoke runs, images from those builds, the READMEs' commands verbatim; a stage table in out/results/stages.json
 	@scripts/test.sh
 
 package-test:  ## the installable suite end to end: wheel, fresh venv, run from outside the tree against go-kit
@@ -55,7 +55,7 @@ compose:  ## regenerate compose.yaml from the descriptors and Dockerfiles (make 
 kubernetes:  ## regenerate deploy/kubernetes/ from the descriptors (make test checks and validates it)
 	@scripts/python.sh scripts/kubernetes.py
 
-readme-table:  ## regenerate README.md's services table and results (services/*/cityref.yaml, docs/results/latest; make test checks them)
+readme-table:  ## regenerate README.md's services table and results (services/*/cityref.yaml, docs/results/latest) and docs/development.md's stage tables (docs/results/ci/); make test checks them
 	@scripts/python.sh scripts/readme_table.py
 
 spec:  ## regenerate spec/openapi.json from spec/openapi.yaml

@@ -180,21 +180,17 @@ need_images() {
 }
 
 # prebuilt SERVICE DIR: the artifacts of SERVICE's bare build in DIR/out/, laid out as its Dockerfile's
-# builder stage leaves them in /out/ (source-check compares the two); exit 2 when they are missing.
+# builder stage leaves them in /out/ (its descriptor's `artifacts`, SOURCE:PATH; source-check
+# compares the two); false for an image without them, exit 2 when one is missing.
 prebuilt() {
-  local svc=$1 dir=$2 files=()
-  case $svc in
-    go-kit) files=("services/go-kit/bin/cityref-go-kit:cityref") ;;
-    rust-actix) files=("services/rust-actix/target/cityref-rust-actix:cityref") ;;
-    java-helidon) files=("services/$svc/target/cityref-$svc.jar:" "services/$svc/target/libs:") ;;
-    java-*|kotlin-*) files=("services/$svc/target/cityref-$svc.jar:") ;;
-    *) return 1 ;;
-  esac
-  rm -rf "$dir"; mkdir -p "$dir/out"   # DIR stands for the stage's root: its artifacts in DIR/out/
-  local f
-  for f in "${files[@]}"; do
-    [ -e "${f%%:*}" ] || need_fail "${f%%:*} missing (--prebuilt takes the bare build's artifact)" "make -C services/$svc build"
-    cp -r "${f%%:*}" "$dir/out/${f#*:}"
+  local svc=$1 dir=$2 files f
+  [ -f "services/$svc/cityref.yaml" ] || return 1
+  files=$(scripts/python.sh scripts/services.py get "$svc" artifacts 2>/dev/null) || return 1
+  rm -rf "$dir"; mkdir -p "$dir/out"   # DIR stands for the stage's root
+  for f in $files; do
+    [ -e "services/$svc/${f%%:*}" ] \
+      || need_fail "services/$svc/${f%%:*} missing (--prebuilt takes the bare build's artifact)" "make -C services/$svc build"
+    cp -r "services/$svc/${f%%:*}" "$dir/out/${f#*:}"
   done
 }
 
