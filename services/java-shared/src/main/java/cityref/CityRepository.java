@@ -135,18 +135,21 @@ public final class CityRepository implements CityLookup, AutoCloseable {
         await(client().cluster().health(), TimeUnit.MILLISECONDS.toNanos(ms), "GET /_cluster/health");
     }
 
+    /** Its deadline runs from the request's {@link Arrival}: the city is what the request needs first. */
     @Override
     public ObjectNode findCity(long id, String language) {
-        return getSource(CITY_ALIAS, id, List.of("id", "countryIso", "isFeatured", "regionId", "name." + language));
+        var fields = List.of("id", "countryIso", "isFeatured", "regionId", "name." + language);
+        return getSource(CITY_ALIAS, id, fields, Arrival.nanos());
     }
 
+    /** Its deadline runs from now, when the city's answer shows the region is needed. */
     @Override
     public ObjectNode findRegion(long id) {
         ObjectNode cached = regions.get(id);
         if (cached != null) {
             return cached;
         }
-        ObjectNode region = getSource(REGION_ALIAS, id, REGION_FIELDS);
+        ObjectNode region = getSource(REGION_ALIAS, id, REGION_FIELDS, System.nanoTime());
         if (region != null) {
             regions.put(id, region);
         }
@@ -157,16 +160,17 @@ public final class CityRepository implements CityLookup, AutoCloseable {
      * {@code GET /<alias>/_doc/<id>?_source_includes=<fields>}: the {@code _source} of a found
      * document, null for a plain not-found ({@code "found":false}), a 504 {@link AppError} when
      * there is no answer in time, a 503 for anything else (refused, reset, 429/5xx, an error body,
-     * an answer that is not a document or lacks the X-Elastic-Product header).
+     * an answer that is not a document or lacks the X-Elastic-Product header); the deadline is
+     * ELASTICSEARCH_TIMEOUT_MS after {@code since} ({@link System#nanoTime()}).
      */
-    private ObjectNode getSource(String alias, long id, List<String> fields) {
+    private ObjectNode getSource(String alias, long id, List<String> fields, long since) {
         String what = "GET /" + alias + "/_doc/" + id;
         GetResponse<ObjectNode> response;
         try {
             response = call(
                     () -> client().get(
                             g -> g.index(alias).id(Long.toString(id)).sourceIncludes(fields), ObjectNode.class),
-                    what);
+                    what, since);
         } catch (AppError e) {
             throw e;
         } catch (Exception e) {
@@ -198,11 +202,12 @@ public final class CityRepository implements CityLookup, AutoCloseable {
 
     /**
      * The answer of {@code request}, sent once a permit is free, within one deadline for both the
-     * wait and the exchange (the spec); a 504 {@link AppError} without one.
+     * wait and the exchange, ELASTICSEARCH_TIMEOUT_MS after {@code since} (the spec); a 504
+     * {@link AppError} without one.
      */
-    private <T> T call(Supplier<CompletableFuture<T>> request, String what) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        if (!inFlight.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS)) {
+    private <T> T call(Supplier<CompletableFuture<T>> request, String what, long since) throws Exception {
+        long deadline = since + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        if (!inFlight.tryAcquire(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
             throw timedOut(what);
         }
         try {

@@ -54,6 +54,9 @@ class TomcatConfiguration implements WebServerFactoryCustomizer<TomcatServletWeb
      * a connection's processor and its buffers inside the task, so a waiting request holds only its
      * parked virtual thread, as a queued task of Tomcat's platform-thread pool holds nothing; the
      * semaphore is how the JDK's guide to virtual threads limits concurrency (never a pool of them).
+     * The task runs with {@link Arrival} bound to when Tomcat handed it over, so that the wait for a
+     * carrier thread and for a permit counts against the request's Elasticsearch deadline (README.md,
+     * Late 504s under load).
      */
     static final class Bounded implements Executor {
         private final Executor threads;
@@ -66,10 +69,11 @@ class TomcatConfiguration implements WebServerFactoryCustomizer<TomcatServletWeb
 
         @Override
         public void execute(Runnable task) {
+            long submitted = System.nanoTime();
             threads.execute(() -> {
                 running.acquireUninterruptibly();
                 try {
-                    task.run();
+                    ScopedValue.where(Arrival.NANOS, submitted).run(task);
                 } finally {
                     running.release();
                 }
