@@ -18,7 +18,8 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
  * allow; the raw request URI is what was sent. TRACE on a listed path is 405 here too: Spring MVC's
  * servlet would echo the request after the controller's answer (HttpServlet's doTrace) unless a
  * handler answers {@code message/http}. Its answers go through {@link ErrorAdvice} like every other
- * error. The listed path is also the request's {@code http_route} ({@link Telemetry}).
+ * error. The listed path is also the request's {@code http_route} ({@link Telemetry}). Each
+ * request's start is marked for its Elasticsearch deadline ({@link Arrival}).
  */
 @Component
 class RequestTargetFilter extends OncePerRequestFilter {
@@ -34,6 +35,7 @@ class RequestTargetFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
+        Arrival.requestStarts();
         String path = request.getRequestURI();
         if (Telemetry.target(request).length() > MAX_REQUEST_TARGET) {
             errors.resolveException(request, response, null, AppError.uriTooLong());

@@ -55,8 +55,8 @@ class TomcatConfiguration implements WebServerFactoryCustomizer<TomcatServletWeb
      * parked virtual thread, as a queued task of Tomcat's platform-thread pool holds nothing; the
      * semaphore is how the JDK's guide to virtual threads limits concurrency (never a pool of them).
      * The task runs with {@link Arrival} bound to when Tomcat handed it over, so that the wait for a
-     * carrier thread and for a permit counts against the request's Elasticsearch deadline (README.md,
-     * Late 504s under load).
+     * carrier thread and for a permit counts against its first request's Elasticsearch deadline
+     * ({@link RequestTargetFilter} marks each request's start; README.md, Late 504s under load).
      */
     static final class Bounded implements Executor {
         private final Executor threads;
@@ -73,7 +73,7 @@ class TomcatConfiguration implements WebServerFactoryCustomizer<TomcatServletWeb
             threads.execute(() -> {
                 running.acquireUninterruptibly();
                 try {
-                    ScopedValue.where(Arrival.NANOS, submitted).run(task);
+                    Arrival.run(submitted, task);
                 } finally {
                     running.release();
                 }
