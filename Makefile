@@ -1,5 +1,5 @@
 # cityref — one entry point. Every target is a thin wrapper over scripts/.
-.PHONY: help doctor up down test package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset traces traces-stop data-bench bench bench-full bench-publish bench-observability bench-resilience
+.PHONY: help doctor up down test loaded-check package-test protocol-matrix spec lint generate compose kubernetes readme-table images test-images startup-budget es es-stop es-reset traces traces-stop data-bench bench bench-full bench-publish bench-observability bench-resilience
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -31,6 +31,9 @@ bench-resilience:  ## resilience per target, bare and image: upstream outage (64
 
 test:  ## what CI runs: linters, every service built and unit-tested once and put through full conformance (SERVICES=a,b: only those), bench tests + smoke runs, images from those builds, the READMEs' commands verbatim; a stage table in out/results/stages.json
 	@scripts/test.sh
+
+loaded-check:  ## the in-flight check RUNS times (10) against SERVICE's bare build beside one CPU-bound loop per CPU, tracing on (docs/development.md)
+	@scripts/loaded-check.sh $(SERVICE) $(or $(RUNS),10)
 
 package-test:  ## the installable suite end to end: wheel, fresh venv, run from outside the tree against go-kit
 	@$(MAKE) -C services/go-kit build && scripts/es.sh up && scripts/package-test.sh

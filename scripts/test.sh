@@ -108,6 +108,9 @@ stage "compose.yaml: drift" "compose.yaml matches the descriptors and Dockerfile
 stage "bench unit tests" "bench/tests" scripts/python.sh -m pytest -q bench/tests
 # Each service built and checked in one pass (make ci: its artifact, formatter, linters, unit tests,
 # generated-code drift); go-kit last, since its linter is built in the background.
+# Cargo's build directory in the user's cache, like Go's build cache and ~/.m2 (a new clone on a
+# warm machine then compiles only the service's own crate, not its dependencies again).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$USER_CACHE/cargo-target}"
 for svc in $(grep -vx go-kit <<<"$services"; grep -x go-kit <<<"$services" || true); do
   [ "$svc" != go-kit ] || await "tool: golangci-lint (from source)"
   stage "build + unit tests: $svc" "make -C services/$svc ci: the artifact, formatting, linters, unit tests, generated-code drift" \
