@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from cityref_tools import descriptors, prerequisites, resources
-from conformance import __version__, prog, runtime
+from conformance import __version__, observe, prog, runtime
 from conformance.cases import load_cases
 from conformance.elastic import elasticsearch_missing
 from conformance.known import KnownFailuresError, load_known
@@ -61,7 +61,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         dest="known_failures",
         metavar="PATH",
         help="a YAML file whose `known_failures` list applies instead of the descriptor's (an implementation "
-        "outside this repository): each entry is a strict xfail; --known is an alias",
+        "outside this repository): each entry is a strict xfail; its `logs` and `metrics` name the keys of its log "
+        "lines and its histogram, as a descriptor's do (conformance/observe.py); --known is an alias",
     )
     p.add_argument("--cwd", help="working directory for --command (default: the current one)")
     p.add_argument(
@@ -251,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
 
     try:
-        known = load_known(name, pathlib.Path(args.known_failures) if args.known_failures else None)
+        own = pathlib.Path(args.known_failures) if args.known_failures else None
+        known = load_known(name, own)
+        logs, metric_names = observe.load(name, own)
         n_cases = len(load_cases())
     except (KnownFailuresError, ValueError) as e:
         print(f"configuration error: {e}", file=sys.stderr)
@@ -268,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         max_examples=args.max_examples,
         backend_timeout_ms=args.backend_timeout_ms,
         tracing=tracing(args, name),
+        logs=logs,
+        metrics=metric_names,
         **cfg_kwargs,
     )
     runtime.CONFIG = cfg

@@ -5,8 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-HISTOGRAM = "http_server_request_duration_seconds"
-SPEC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
+from conformance.observe import MetricNames
 
 
 class ParseError(ValueError):
@@ -136,6 +135,27 @@ def parse(text: str) -> Exposition:
     return Exposition(types, samples)
 
 
-def bucket_bounds(expo: Exposition, name: str = HISTOGRAM) -> set[float]:
+def bucket_bounds(expo: Exposition, name: str) -> set[float]:
     """Every ``le`` value of ``<name>_bucket`` samples."""
     return {parse_value(lbl["le"]) for lbl, _ in expo.find(name + "_bucket") if "le" in lbl}
+
+
+def count(expo: Exposition, names: MetricNames, method: str, route: str, status: int, suffix: str = "_count") -> float:
+    """The histogram's ``suffix`` series (summed over any labels beyond method, route and status) for
+    one method, route and status; the unmatched route also matches a series without the route label."""
+    total = 0.0
+    for lbl, v in expo.find(names.histogram + suffix):
+        if lbl.get(names.method) != method or lbl.get(names.status) != str(status):
+            continue
+        have = lbl.get(names.route)
+        if have != route and not (have is None and route == names.unmatched_route):
+            continue
+        if suffix == "_bucket" and lbl.get("le") != "+Inf":
+            continue
+        total += v
+    return total
+
+
+def grew(before: Exposition, after: Exposition, names: MetricNames, method: str, route: str, status: int) -> float:
+    """How much one series' count grew from ``before`` to ``after``."""
+    return count(after, names, method, route, status) - count(before, names, method, route, status)

@@ -6,6 +6,7 @@ import dataclasses
 import pathlib
 
 from cityref_tools import resources
+from conformance.observe import LogKeys, MetricNames
 
 ROOT = resources.ROOT  # the repository root (installed: the bundle of spec/ and data/); files: resources.path()
 
@@ -58,6 +59,8 @@ class Config:
     max_examples: int = 50
     backend_timeout_ms: int = 1000
     tracing: Tracing | None = None  # --traces: every instance traces into this backend
+    logs: LogKeys = dataclasses.field(default_factory=LogKeys)  # its log lines' keys (descriptor `logs`)
+    metrics: MetricNames = dataclasses.field(default_factory=MetricNames)  # its histogram (descriptor `metrics`)
 
     @property
     def manages_process(self) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -14,33 +13,14 @@ import pytest
 
 from conformance import rawhttp
 from conformance.fixture import compact
-from conformance.logcheck import log_level_problems
+from conformance.logcheck import line_problems, log_level_problems, request_problems
 from conformance.proxy import Proxy
 from conformance.service import closed_port, inherited
 
 pytestmark = pytest.mark.usefixtures("need_process")
 
-RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 EXIT_WITHIN = 15.0
 PRAGUE_EN = compact({"countryIso": "CZ", "id": 1, "isFeatured": True, "name": "Prague", "regionName": "Prague"})
-
-
-def log_line_problems(lines) -> list[str]:
-    """Every stdout line is a JSON object with ts (RFC 3339), level (lower case) and msg."""
-    problems = []
-    for ln in lines:
-        obj = ln.json()
-        if obj is None:
-            problems.append(f"not a JSON object: {ln.text[:200]!r}")
-            continue
-        ts, level, msg = obj.get("ts"), obj.get("level"), obj.get("msg")
-        if not isinstance(ts, str) or not RFC3339.match(ts):
-            problems.append(f"ts {ts!r} is not RFC 3339: {ln.text[:200]}")
-        if not isinstance(level, str) or not level or level != level.lower():
-            problems.append(f"level {level!r} is not a lower-case string: {ln.text[:200]}")
-        if not isinstance(msg, str):
-            problems.append(f"msg {msg!r} is not a string: {ln.text[:200]}")
-    return problems
 
 
 def failed_start_problems(inst, what: str) -> list[str]:
@@ -79,17 +59,18 @@ def test_startup_time(target, record_property):
     assert seconds is not None
 
 
-def test_port_logged(target):
-    """Once listening, a log line with an integer field `port` equal to the port."""
-    inst = target.instance
+def test_port_logged(target, cfg):
+    """Once listening, a log line with an integer field `port` (the descriptor's key) equal to the port."""
+    inst, keys = target.instance, cfg.logs
     line = inst.wait_log(
-        lambda ln: (o := ln.json()) is not None and is_int(o.get("port")) and o["port"] == inst.port, timeout=2
+        lambda ln: (o := ln.json()) is not None and is_int(v := keys.get(o, keys.port)) and v == inst.port, timeout=2
     )
-    assert line is not None, f'no JSON log line with "port": {inst.port}; output:\n{inst.tail()}'
+    assert line is not None, f"no JSON log line with {keys.port!r}: {inst.port}; output:\n{inst.tail()}"
 
 
-def test_requests_logged(target):
-    """Every request is logged once, at info, with method, path (with query, as sent), status, duration_ms."""
+def test_requests_logged(target, cfg):
+    """Every request is logged once, at info, with method, path (with query, as sent), status and
+    duration, under the descriptor's keys."""
     inst = target.instance
     probe = uuid.uuid4().hex
     requests = [
@@ -99,43 +80,21 @@ def test_requests_logged(target):
         ("POST", f"/metrics?probe={probe}"),
         ("GET", f"/nope/{probe}?a=%zz"),
     ]
-    sent = []
-    for method, tgt in requests:
-        resp = rawhttp.request(inst.base, method, tgt)
-        sent.append((method, tgt, resp.status))
+    sent = [(method, tgt, rawhttp.request(inst.base, method, tgt).status) for method, tgt in requests]
     deadline = time.monotonic() + 3
-    problems: list[str] = []
     while True:
-        problems = []
-        lines = [(ln, ln.json()) for ln in inst.snapshot()]
-        for method, tgt, status in sent:
-            hits = [(ln, o) for ln, o in lines if o is not None and o.get("path") == tgt]
-            if len(hits) != 1:
-                problems.append(f'{method} {tgt}: {len(hits)} log lines with "path": {tgt!r}, want exactly 1')
-                continue
-            ln, o = hits[0]
-            if o.get("level") != "info":
-                problems.append(f"{method} {tgt}: level {o.get('level')!r}, want info: {ln.text[:300]}")
-            if o.get("method") != method:
-                problems.append(f"{method} {tgt}: method {o.get('method')!r}: {ln.text[:300]}")
-            if not is_int(o.get("status")) or o.get("status") != status:
-                problems.append(
-                    f"{method} {tgt}: status {o.get('status')!r}, want the integer {status}: {ln.text[:300]}"
-                )
-            d = o.get("duration_ms")
-            if not (isinstance(d, (int, float)) and not isinstance(d, bool)) or d < 0:
-                problems.append(f"{method} {tgt}: duration_ms {d!r} is not a non-negative number: {ln.text[:300]}")
+        problems = request_problems(inst.snapshot(), sent, cfg.logs)
         if not problems or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     assert not problems, "\n".join(problems)
 
 
-def test_log_lines_json(target):
+def test_log_lines_json(target, cfg):
     """Every stdout line of the main instance (everything it logged during the run) is a JSON log line."""
     lines = target.instance.snapshot("stdout")
     assert lines, "the service wrote nothing to stdout"
-    problems = log_line_problems(lines)
+    problems = line_problems(lines, cfg.logs)
     assert not problems, f"{len(problems)} bad line(s):\n" + "\n".join(problems[:15])
 
 
@@ -181,11 +140,13 @@ def test_log_level_is_honoured(cfg, launcher, level):
             inst.stop()
     if fatal:
         pytest.fail(f"LOG_LEVEL={level}: {fatal}\noutput:\n{inst.tail()}", pytrace=False)
-    problems = wrong + log_level_problems(level, inst.snapshot("stdout"), [tgt for tgt, _ in served] + [failing])
+    problems = wrong + log_level_problems(
+        level, inst.snapshot("stdout"), [tgt for tgt, _ in served] + [failing], cfg.logs
+    )
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems[:15])
 
 
-def test_es_unreachable_exits(launcher):
+def test_es_unreachable_exits(launcher, cfg):
     """Elasticsearch unreachable at startup: an error naming the URL (password redacted), exit non-zero in 15 s."""
     port = closed_port()
     password = "pw-" + uuid.uuid4().hex[:8]
@@ -195,14 +156,17 @@ def test_es_unreachable_exits(launcher):
     named = [
         ln
         for ln in lines
-        if ln.stream == "stdout" and (o := ln.json()) and o.get("level") == "error" and f"127.0.0.1:{port}" in ln.text
+        if ln.stream == "stdout"
+        and (o := ln.json())
+        and cfg.logs.level_of(o) == "error"
+        and f"127.0.0.1:{port}" in ln.text
     ]
     if not named:
         problems.append(f"no error log line naming the URL (127.0.0.1:{port})")
     leaked = [ln for ln in lines if password in ln.text]
     if leaked:
         problems.append(f"the password appears in the output: {leaked[0].text[:200]}")
-    problems += log_line_problems(inst.snapshot("stdout"))
+    problems += line_problems(inst.snapshot("stdout"), cfg.logs)
     assert not problems, "\n".join(problems) + f"\noutput:\n{inst.tail()}"
 
 

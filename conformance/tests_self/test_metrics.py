@@ -46,7 +46,7 @@ def test_escapes_and_special_values():
 
 
 def test_bucket_bounds():
-    assert metrics.bucket_bounds(metrics.parse(TEXT)) == {0.005, math.inf}
+    assert metrics.bucket_bounds(metrics.parse(TEXT), "http_server_request_duration_seconds") == {0.005, math.inf}
 
 
 @pytest.mark.parametrize("bad", ['x{a="1"', "x{a=1} 2", "x", 'x{a="1",a="2"} 1', "x 1 2 3"])
