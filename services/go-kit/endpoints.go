@@ -13,7 +13,7 @@ import (
 
 // Endpoints are go-kit's transport-independent adapters, one per operation of the contract.
 type Endpoints struct {
-	GetCity endpoint.Endpoint // getCity: getCityRequest → models.City
+	GetCity endpoint.Endpoint // getCity: getCityRequest → getCityResponse
 	Health  endpoint.Endpoint // getHealth: nothing → models.Health
 	APIDocs endpoint.Endpoint // getApiDocs: nothing → rawResponse (spec/openapi.json)
 	Metrics endpoint.Endpoint // getMetrics: nothing → rawResponse (Prometheus text)
@@ -38,10 +38,23 @@ func MakeEndpoints(s CityService, apiDocs []byte, gatherer prometheus.Gatherer) 
 	}
 }
 
+// getCityResponse is getCity's answer: the city, or the error the service returned (a 404 or a
+// 5xx AppError). It is an endpoint.Failer, as go-kit's addsvc responses are: a business error
+// travels in the response and the transport's encoder answers it, so that the endpoint's own error
+// (which endpoint middleware such as a circuit breaker counts) means a failure of the endpoint.
+type getCityResponse struct {
+	City models.City
+	Err  error
+}
+
+// Failed implements endpoint.Failer.
+func (r getCityResponse) Failed() error { return r.Err }
+
 func MakeGetCityEndpoint(s CityService) endpoint.Endpoint {
 	return func(ctx context.Context, request interface{}) (interface{}, error) {
 		req := request.(getCityRequest)
-		return s.GetCity(ctx, req.ID, req.Language)
+		city, err := s.GetCity(ctx, req.ID, req.Language)
+		return getCityResponse{City: city, Err: err}, nil
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-kit/kit/endpoint"
 	"github.com/go-kit/kit/transport"
 	httptransport "github.com/go-kit/kit/transport/http"
 	"github.com/go-kit/log"
@@ -42,7 +43,7 @@ func NewHTTPHandler(endpoints Endpoints, logger log.Logger) http.Handler {
 	}
 	mux := http.NewServeMux()
 	for route, server := range map[string]http.Handler{
-		routeCity:    httptransport.NewServer(endpoints.GetCity, decodeGetCityRequest, encodeJSONResponse, options...),
+		routeCity:    httptransport.NewServer(endpoints.GetCity, decodeGetCityRequest, encodeGetCityResponse, options...),
 		routeHealth:  httptransport.NewServer(endpoints.Health, httptransport.NopRequestDecoder, encodeJSONResponse, options...),
 		routeAPIDocs: httptransport.NewServer(endpoints.APIDocs, httptransport.NopRequestDecoder, encodeRawResponse, options...),
 		routeMetrics: httptransport.NewServer(endpoints.Metrics, httptransport.NopRequestDecoder, encodeRawResponse, options...),
@@ -143,6 +144,17 @@ func closeHTTP10(next http.Handler) http.Handler {
 // decodeGetCityRequest parses the raw query (see parseCityQuery); problems are a 400.
 func decodeGetCityRequest(_ context.Context, r *http.Request) (interface{}, error) {
 	return parseCityQuery(r.URL.RawQuery)
+}
+
+// encodeGetCityResponse answers a failed response (endpoint.Failer) through the error encoder, as
+// go-kit's addsvc encodes its responses (examples/addsvc/pkg/addtransport/http.go,
+// encodeHTTPGenericResponse), else the city as a 200.
+func encodeGetCityResponse(ctx context.Context, w http.ResponseWriter, response interface{}) error {
+	if f, ok := response.(endpoint.Failer); ok && f.Failed() != nil {
+		encodeError(ctx, f.Failed(), w)
+		return nil
+	}
+	return encodeJSONResponse(ctx, w, response.(getCityResponse).City)
 }
 
 // encodeJSONResponse writes a generated model as a 200.
