@@ -39,7 +39,6 @@ class LogKeys:
     time: str = "ts"
     level: str = "level"
     message: str = "msg"
-    error: str = "error"  # a failure's text
     port: str = "port"  # the listening line's port
     method: str = "method"
     path: str = "path"

@@ -9,11 +9,12 @@ dropped), and polls GET /city/v1/get?id=1&language=en until the first 200. The p
 three clocks on the same host:
 
 - podman's setup: from just before `podman run` to the container's State.StartedAt;
-- JVM boot: from StartedAt to the service's main(), i.e. the listening log line's `ts` minus its
+- JVM boot: from StartedAt to the service's main(), i.e. the listening log line's time (the key its
+  descriptor's `logs` names, conformance/observe.py) minus its
   `startup_ms` (the JVM's own "Create VM" share from -Xlog:startuptime, printed beside it);
 - the service's phases, timed inside main() and logged on its listening line (`config_ms`,
   `elasticsearch_client_ms`, `health_check_ms`, `server_ms`; phases may overlap);
-- the first request: from the listening line's `ts` to the first 200 at the client.
+- the first request: from the listening line's time to the first 200 at the client.
 
 A separate run per variant logs class loading (-Xlog:class+load) to count the classes loaded by
 the first 200 and how many came from the AOT cache; its timings are not used. Every figure is the
@@ -31,6 +32,7 @@ import sys
 from pathlib import Path
 
 from cityref_tools import images
+from conformance import observe
 
 VARIANTS = ("aot", "no-aot")
 PHASES = ("config", "elasticsearch_client", "health_check", "server")
@@ -57,10 +59,16 @@ def run_once(podman: list[str], image: str, argv: list[str], es_url: str) -> dic
     }
 
 
+def log_keys(image: str) -> observe.LogKeys:
+    """The log keys of the service an image holds (localhost/cityref/<service>:<tag>)."""
+    return observe.load(image.rsplit("/", 1)[-1].split(":", 1)[0])[0]
+
+
 def timing_run(podman: list[str], image: str, argv: list[str], es_url: str) -> dict:
     r = run_once(podman, image, images.with_jvm_options(argv, ["-Xlog:startuptime=info:stdout:none"]), es_url)
     line = r["listening"]
-    listening_at = images.parse_time(line["ts"])
+    keys = log_keys(image)
+    listening_at = images.parse_time(keys.get(line, keys.time))
     main_at = listening_at - line["startup_ms"] / 1000 if "startup_ms" in line else None
     create_vm = next((float(m[1]) for x in r["lines"] if (m := CREATE_VM.search(x))), None)
     out = {
