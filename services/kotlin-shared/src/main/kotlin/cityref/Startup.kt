@@ -14,8 +14,8 @@ const val STARTUP_CHECK_MAX_MS = 10_000L
 /**
  * The startup both services share around their own [run] (the server): the health check mode
  * (`healthcheck`: exit 0 or 1); then the `config` phase (an invalid variable: one `error` line naming
- * it, exit 1; else logging set to `LOG_LEVEL`, before anything else may log: SLF4J binds its provider
- * once, on first use; with `OTEL_TRACES_EXPORTER=otlp`, the OpenTelemetry SDK, [Tracing]); then [run], with the startup check under way beside it ([Startup]). A failure
+ * it, exit 1; else logging configured, at `LOG_LEVEL` (logback.xml), before anything else may log:
+ * SLF4J binds its provider once, on first use; with `OTEL_TRACES_EXPORTER=otlp`, the OpenTelemetry SDK, [Tracing]); then [run], with the startup check under way beside it ([Startup]). A failure
  * to start exits 1: never linger half-started (the Elasticsearch client's threads would keep the JVM
  * alive).
  */
@@ -44,7 +44,9 @@ private fun configure(): Config {
             log.atError().addKeyValue("variable", e.variable).log("invalid configuration: {}", e.message)
             exitProcess(1)
         }
-    applyLogLevel(config.logLevel)
+    // logback configures itself (logback.xml) on SLF4J's first use: here, before the startup's
+    // threads log at once, which SLF4J would otherwise buffer and replay with a warning.
+    LoggerFactory.getILoggerFactory()
     return config
 }
 
