@@ -34,7 +34,7 @@ FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/
 COPY services/jvm.args /app/
 COPY --from=build /out/cityref-kotlin-http4k.jar /app/
-RUN sh /build/build.sh /app/cityref-kotlin-http4k.jar
+RUN ADD_MODULES=java.xml sh /build/build.sh /app/cityref-kotlin-http4k.jar
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev

@@ -34,7 +34,7 @@ FROM ${BUILDER_IMAGE} AS runtime
 COPY Dockerfiles/jvm/ /build/
 COPY services/jvm.args /app/
 COPY --from=build /out/cityref-kotlin-ktor.jar /app/
-RUN sh /build/build.sh /app/cityref-kotlin-ktor.jar
+RUN ADD_MODULES=java.xml sh /build/build.sh /app/cityref-kotlin-ktor.jar
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev

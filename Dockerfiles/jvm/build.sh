@@ -27,8 +27,8 @@ found=$(jdeps --ignore-missing-deps --multi-release 25 --print-module-deps "$jar
 unused=$(echo java.desktop java.sql java.instrument | tr ' ' '\n' | grep -vxF "$(echo "${KEEP_MODULES:-}" | tr ' ,' '\n\n')" | paste -sd' ' -)
 modules=$(echo "$found" | tr , '\n' | grep -vxF "$(echo "$unused" | tr ' ' '\n')" | paste -sd, -)
 # ADD_MODULES (environment): modules a service needs that jdeps leaves out of its list because a left-out
-# module above requires them transitively (java-helidon: java.xml, which Jackson 3's databind links at
-# startup and which jdeps folds into java.desktop).
+# module above requires them transitively (java.xml, which jdeps folds into java.desktop: java-helidon's
+# Jackson 3 databind links it at startup, and the Kotlin services' logback parses its logback.xml with it).
 modules="$modules${ADD_MODULES:+,$ADD_MODULES}"
 echo "jlink modules: $modules (jdeps found: $found)"
 jlink --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=zip-6 \
