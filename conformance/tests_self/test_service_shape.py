@@ -32,9 +32,17 @@ def _sources() -> dict[str, tuple[str, str]]:
 SOURCES = _sources()
 
 
+def role_rows() -> list[str]:
+    """The role table of services/README.md: its header and body rows (the |---| line left out)."""
+    lines = (SERVICES / "README.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| role | go-kit"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return [line for line in lines[start:end] if line.startswith("| ")]
+
+
 def table() -> dict[str, set[str]]:
-    rows = [line for line in (SERVICES / "README.md").read_text().splitlines() if line.startswith("| ")]
-    header = next(r for r in rows if r.startswith("| role | go-kit"))
+    rows = role_rows()
+    header = rows[0]
     names = [c.strip() for c in header.strip("|").split("|")][1:]
     files: dict[str, set[str]] = {name: set() for name in names}
     for row in rows[rows.index(header) + 1 :]:  # (the |---| line is not a "| " row)
@@ -199,8 +207,8 @@ SHARED_TYPES = ("CityService", "CityLookup", "CityRepository")
 
 def role_files(name: str) -> dict[str, list[str]]:
     """{role: file names in the order the table lists them}, shared files ("(kotlin-shared's X.kt)") included."""
-    rows = [line for line in (SERVICES / "README.md").read_text().splitlines() if line.startswith("| ")]
-    header = next(r for r in rows if r.startswith("| role | go-kit"))
+    rows = role_rows()
+    header = rows[0]
     names = [c.strip() for c in header.strip("|").split("|")][1:]
     out = {}
     for row in rows[rows.index(header) + 1 :]:
