@@ -37,7 +37,7 @@ func NewLogger(w io.Writer) log.Logger {
 		"2006-01-02T15:04:05.000Z07:00"))
 }
 
-// describe is a failure as a log line carries it in `error` (the spec's Logging rule): err's text,
+// describe is a failure as a log line carries it in `error` (with its causes, as the spec asks): err's text,
 // then the text of each error in its chain (errors.Unwrap) that the text so far does not already
 // contain, joined by ": ". An error wrapped with fmt.Errorf's %w is already in its wrapper's text,
 // so this is most often err.Error() alone. (errors.Unwrap stops at a multi-error, errors.Join or

@@ -35,7 +35,7 @@ type opaque struct {
 func (e opaque) Error() string { return e.text }
 func (e opaque) Unwrap() error { return e.cause }
 
-// The spec's rule for a failure in a log line: the failure's text, then each cause's text that
+// A failure in a log line, with its causes: the failure's text, then each cause's text that
 // the text so far does not already contain, joined by ": ".
 func TestDescribe(t *testing.T) {
 	refused := errors.New("connect: connection refused")

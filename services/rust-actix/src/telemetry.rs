@@ -293,7 +293,7 @@ pub fn render_metrics() -> String {
     String::from_utf8(text).expect("the text format is UTF-8")
 }
 
-/// A failure as a log line carries it in `error` (the spec's Logging rule): the error's text, then
+/// A failure as a log line carries it in `error` (with its causes, as the spec asks): the error's text, then
 /// the text of each cause (`source()`) that the text so far does not already contain, joined by
 /// `: ` ("error sending request for url (...): client error (Connect): tcp connect error:
 /// Connection refused (os error 111)": the client's error repeats its cause's text, which is

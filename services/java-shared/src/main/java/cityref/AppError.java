@@ -92,7 +92,7 @@ public final class AppError extends RuntimeException {
     }
 
     /**
-     * A failure as a log line's {@code error} field (the spec, "Logging"): its text, then each cause's
+     * A failure as a log line's {@code error} field (with its causes, as the spec asks): its text, then each cause's
      * text that the text so far does not already contain, joined by {@code ": "}; a throwable's text is
      * its simple class name, then {@code ": "} and its message if it has one.
      */

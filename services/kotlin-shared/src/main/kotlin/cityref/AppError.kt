@@ -64,7 +64,7 @@ private const val MAX_CHAIN = 10
 fun Throwable.causes(): Sequence<Throwable> = generateSequence(this) { it.cause.takeIf { c -> c !== it } }.take(MAX_CHAIN)
 
 /**
- * A failure as a log line's `error` field (the spec, "Logging"): its text, then each cause's text
+ * A failure as a log line's `error` field (with its causes, as the spec asks): its text, then each cause's text
  * that the text so far does not already contain, joined by `": "`; a throwable's text is its simple
  * class name, then `": "` and its message if it has one.
  */
