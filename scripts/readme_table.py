@@ -23,6 +23,7 @@ import pathlib
 import sys
 
 import source_lines
+
 from bench import publish
 from cityref_tools import descriptors
 
