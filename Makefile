@@ -58,7 +58,7 @@ compose:  ## regenerate compose.yaml from the descriptors and Dockerfiles (make 
 kubernetes:  ## regenerate deploy/kubernetes/ from the descriptors (make test checks and validates it)
 	@scripts/python.sh scripts/kubernetes.py
 
-readme-table:  ## regenerate README.md's services table and results (services/*/cityref.yaml, docs/results/latest) and docs/development.md's stage tables (docs/results/ci/); make test checks them
+readme-table:  ## regenerate README.md's services table and results (services/*/cityref.yaml, docs/results/latest), docs/development.md's stage tables (docs/results/ci/) and services/README.md's source lines; make test checks them
 	@scripts/python.sh scripts/readme_table.py
 
 spec:  ## regenerate spec/openapi.json from spec/openapi.yaml
