@@ -17,6 +17,11 @@ from collections.abc import Iterable, Sequence
 from conformance.observe import LEVELS, LogKeys
 
 
+def lines_for(parsed: Sequence[tuple], target: str, keys: LogKeys) -> list[tuple]:
+    """The (line, parsed object) pairs whose path (under ``keys``) is exactly ``target``."""
+    return [(ln, obj) for ln, obj in parsed if obj is not None and keys.get(obj, keys.path) == target]
+
+
 def log_level_problems(
     level: str, lines: Iterable, sent_targets: Sequence[str], keys: LogKeys | None = None
 ) -> list[str]:
@@ -58,7 +63,7 @@ def log_level_problems(
                 problems.append(f"LOG_LEVEL={level}: a line at level {got!r}, below {level}: {ln.text[:300]}")
         return problems
     for target in sent_targets:
-        hits = [(ln, obj) for ln, obj in parsed if obj is not None and keys.get(obj, keys.path) == target]
+        hits = lines_for(parsed, target, keys)
         if len(hits) != 1:
             shown = "".join(f"\n    {ln.text[:300]}" for ln, _ in hits[:3])
             problems.append(
@@ -108,7 +113,7 @@ def request_problems(lines: Iterable, sent: Sequence[tuple[str, str, int]], keys
     parsed = [(ln, ln.json()) for ln in lines]
     problems = []
     for method, tgt, status in sent:
-        hits = [(ln, o) for ln, o in parsed if o is not None and keys.get(o, keys.path) == tgt]
+        hits = lines_for(parsed, tgt, keys)
         if len(hits) != 1:
             problems.append(f"{method} {tgt}: {len(hits)} log lines with {keys.path!r}: {tgt!r}, want exactly 1")
             continue

@@ -24,6 +24,7 @@ median of --runs runs (default 3), with the smallest and largest.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import statistics
@@ -59,6 +60,7 @@ def run_once(podman: list[str], image: str, argv: list[str], es_url: str) -> dic
     }
 
 
+@functools.cache
 def log_keys(image: str) -> observe.LogKeys:
     """The log keys of the service an image holds (localhost/cityref/<service>:<tag>)."""
     return observe.load(image.rsplit("/", 1)[-1].split(":", 1)[0])[0]
