@@ -1,25 +1,30 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"net/url"
-	"os"
 	"strconv"
 	"time"
+
+	"github.com/kelseyhightower/envconfig"
 )
 
-// Config is the service's configuration, read once from the environment at startup
-// (spec/openapi.yaml, "Operation of a service").
+// Config is the service's configuration (spec/openapi.yaml, "Operation of a service"), read once
+// from the environment at startup by envconfig: an unset variable takes its default, a set one
+// (also set to "", which is then invalid) is decoded by its field's type.
 type Config struct {
-	Port                 int           // listen on all interfaces
-	ElasticsearchURL     *url.URL      // may carry user:password@ (sent as basic auth)
-	ElasticsearchTimeout time.Duration // one Elasticsearch round-trip
-	LogLevel             string        // error, warn, info or debug
-	TracingOn            bool          // OTEL_TRACES_EXPORTER=otlp: the OpenTelemetry SDK reads the rest of OTEL_*
+	Port                 Port             `envconfig:"PORT" default:"8080"` // listen on all interfaces
+	ElasticsearchURL     ElasticsearchURL `envconfig:"ELASTICSEARCH_URL" default:"http://127.0.0.1:9200"`
+	ElasticsearchTimeout Milliseconds     `envconfig:"ELASTICSEARCH_TIMEOUT_MS" default:"2000"`
+	LogLevel             LogLevel         `envconfig:"LOG_LEVEL" default:"info"`
+	// OTEL_TRACES_EXPORTER=otlp: the OpenTelemetry SDK reads the rest of OTEL_* (telemetry.go).
+	// Off by default, unlike the SDK's own default (otlp): the spec's tracing is opt-in.
+	TracingOn TracesExporter `envconfig:"OTEL_TRACES_EXPORTER" default:"none"`
 }
 
-// ConfigError names an invalid variable; it never echoes the value (ELASTICSEARCH_URL may
-// carry a password).
+// ConfigError names an invalid variable and what it expects; it never echoes the value
+// (ELASTICSEARCH_URL may carry a password; envconfig's ParseError would).
 type ConfigError struct {
 	Variable string
 	Expected string
@@ -32,104 +37,82 @@ func (e *ConfigError) Error() string {
 // ConfigFromEnv reads PORT, ELASTICSEARCH_URL, ELASTICSEARCH_TIMEOUT_MS, LOG_LEVEL and
 // OTEL_TRACES_EXPORTER.
 func ConfigFromEnv() (Config, error) {
-	return configFrom(os.LookupEnv)
-}
-
-// configFrom applies the defaults to unset variables; a variable set to "" is invalid.
-func configFrom(lookup func(string) (string, bool)) (Config, error) {
 	var cfg Config
-	var err error
-	get := func(name, def string) string {
-		if v, ok := lookup(name); ok {
-			return v
-		}
-		return def
+	err := envconfig.Process("", &cfg)
+	if parseErr := (*envconfig.ParseError)(nil); errors.As(err, &parseErr) {
+		return Config{}, &ConfigError{parseErr.KeyName, parseErr.Err.Error()}
 	}
-	if cfg.Port, err = parsePort(get("PORT", "8080")); err != nil {
-		return Config{}, err
-	}
-	if cfg.ElasticsearchURL, err = parseElasticsearchURL(get("ELASTICSEARCH_URL", "http://127.0.0.1:9200")); err != nil {
-		return Config{}, err
-	}
-	if cfg.ElasticsearchTimeout, err = parseTimeout(get("ELASTICSEARCH_TIMEOUT_MS", "2000")); err != nil {
-		return Config{}, err
-	}
-	if cfg.LogLevel, err = parseLogLevel(get("LOG_LEVEL", "info")); err != nil {
-		return Config{}, err
-	}
-	if cfg.TracingOn, err = parseTracesExporter(get("OTEL_TRACES_EXPORTER", "none")); err != nil {
-		return Config{}, err
-	}
-	return cfg, nil
+	return cfg, err
 }
 
-func parsePort(v string) (int, error) {
+// The variables' types: each decodes its text as the spec allows it, numbers as ASCII digits
+// only (strconv also takes a sign).
+
+type (
+	Port             int
+	ElasticsearchURL struct{ *url.URL } // may carry user:password@ (sent as basic auth)
+	Milliseconds     time.Duration      // one Elasticsearch round-trip
+	LogLevel         string             // error, warn, info or debug
+	TracesExporter   bool               // otlp (true) or none
+)
+
+func (p *Port) Decode(v string) error {
 	n, ok := decimal(v)
 	if !ok || n < 1 || n > 65535 {
-		return 0, &ConfigError{"PORT", "an integer from 1 to 65535"}
+		return errors.New("an integer from 1 to 65535")
 	}
-	return int(n), nil
+	*p = Port(n)
+	return nil
 }
 
-func parseElasticsearchURL(v string) (*url.URL, error) {
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
-		u.Opaque != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return nil, &ConfigError{"ELASTICSEARCH_URL", "an http or https URL"}
+func (u *ElasticsearchURL) Decode(v string) error {
+	parsed, err := url.Parse(v)
+	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Hostname() == "" ||
+		parsed.Opaque != "" || parsed.RawQuery != "" || parsed.ForceQuery || parsed.Fragment != "" {
+		return errors.New("an http or https URL")
 	}
-	return u, nil
+	u.URL = parsed
+	return nil
 }
 
-func parseTimeout(v string) (time.Duration, error) {
-	if !isDigits(v) {
-		return 0, &ConfigError{"ELASTICSEARCH_TIMEOUT_MS", "an integer from 1 to 2147483647 (milliseconds)"}
+func (m *Milliseconds) Decode(v string) error {
+	n, ok := decimal(v)
+	if !ok || n < 1 || n > math.MaxInt32 { // the spec's range: 1 to 2147483647
+		return errors.New("an integer from 1 to 2147483647 (milliseconds)")
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil || n < 1 || n > math.MaxInt32 { // the spec's range: 1 to 2147483647
-		return 0, &ConfigError{"ELASTICSEARCH_TIMEOUT_MS", "an integer from 1 to 2147483647 (milliseconds)"}
-	}
-	return time.Duration(n) * time.Millisecond, nil
+	*m = Milliseconds(time.Duration(n) * time.Millisecond)
+	return nil
 }
 
-func parseLogLevel(v string) (string, error) {
+func (l *LogLevel) Decode(v string) error {
 	switch v {
 	case "error", "warn", "info", "debug":
-		return v, nil
+		*l = LogLevel(v)
+		return nil
 	}
-	return "", &ConfigError{"LOG_LEVEL", "one of error, warn, info, debug"}
+	return errors.New("one of error, warn, info, debug")
 }
 
-// parseTracesExporter: tracing is on for otlp only, off for none (the default here, unlike the
-// SDK's own default of otlp: the spec's tracing is opt-in). The other OTEL_* variables are the
-// SDK's to read (telemetry.go), not ours.
-func parseTracesExporter(v string) (bool, error) {
-	switch v {
-	case "otlp":
-		return true, nil
-	case "none":
-		return false, nil
+func (t *TracesExporter) Decode(v string) error {
+	if v != "otlp" && v != "none" {
+		return errors.New("otlp or none")
 	}
-	return false, &ConfigError{"OTEL_TRACES_EXPORTER", "otlp or none"}
+	*t = v == "otlp"
+	return nil
 }
 
 // isDigits: at least one byte, ASCII digits only (no sign, no spaces).
 func isDigits(v string) bool {
-	if v == "" {
-		return false
-	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
 			return false
 		}
 	}
-	return true
+	return v != ""
 }
 
 // decimal parses ASCII digits (leading zeros allowed) into a uint64.
 func decimal(v string) (uint64, bool) {
-	if !isDigits(v) {
-		return 0, false
-	}
 	n, err := strconv.ParseUint(v, 10, 64)
-	return n, err == nil
+	return n, isDigits(v) && err == nil
 }

@@ -73,7 +73,7 @@ func run() int {
 	if err != nil {
 		var cfgErr *ConfigError
 		errors.As(err, &cfgErr)
-		level.Error(logger).Log("msg", "invalid configuration", "variable", cfgErr.Variable, "error", describe(err))
+		level.Error(logger).Log("msg", "invalid configuration", "variable", cfgErr.Variable, "error", err)
 		return 1
 	}
 	logger = level.NewFilter(logger, levelFilter(cfg.LogLevel))
@@ -85,19 +85,19 @@ func run() int {
 	var tracing *Tracing // nil: tracing off (OTEL_TRACES_EXPORTER unset or none), nothing installed
 	if cfg.TracingOn {
 		if tracing, err = NewTracing(ctx, logger); err != nil {
-			level.Error(logger).Log("msg", "cannot set up OpenTelemetry tracing", "error", describe(err))
+			level.Error(logger).Log("msg", "cannot set up OpenTelemetry tracing", "error", err)
 			return 1
 		}
 		defer shutdownTracing(tracing, logger) // on every way out; a second Shutdown does nothing
 	}
 
 	esURL := cfg.ElasticsearchURL.Redacted() // password shown as xxxxx, as the spec says
-	repository, err := NewCityRepository(cfg.ElasticsearchURL, cfg.ElasticsearchTimeout, logger, tracing.Elasticsearch())
+	repository, err := NewCityRepository(cfg.ElasticsearchURL.URL, time.Duration(cfg.ElasticsearchTimeout), logger, tracing.Elasticsearch())
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot create an Elasticsearch client for "+esURL, "url", esURL, "error", describe(err))
+		level.Error(logger).Log("msg", "cannot create an Elasticsearch client for "+esURL, "url", esURL, "error", err)
 		return 1
 	}
-	checkCtx, cancel := context.WithTimeout(ctx, min(cfg.ElasticsearchTimeout, startupCheckLimit))
+	checkCtx, cancel := context.WithTimeout(ctx, min(time.Duration(cfg.ElasticsearchTimeout), startupCheckLimit))
 	err = repository.CheckHealth(checkCtx)
 	cancel()
 	if ctx.Err() != nil {
@@ -105,7 +105,7 @@ func run() int {
 		return 0
 	}
 	if err != nil {
-		level.Error(logger).Log("msg", "Elasticsearch at "+esURL+" is not reachable", "url", esURL, "error", describe(err))
+		level.Error(logger).Log("msg", "Elasticsearch at "+esURL+" is not reachable", "url", esURL, "error", err)
 		return 1
 	}
 	level.Info(logger).Log("msg", "Elasticsearch at "+esURL+" is reachable", "url", esURL)
@@ -114,18 +114,18 @@ func run() int {
 	handler := tracing.Handler(Instrument(NewHTTPHandler(endpoints, logger), logger, NewRequestDuration(prometheus.DefaultRegisterer)))
 	server := NewHTTPServer(handler, logger)
 
-	listener, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port)) // all interfaces
+	listener, err := net.Listen("tcp", ":"+strconv.Itoa(int(cfg.Port))) // all interfaces
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot listen on port "+strconv.Itoa(cfg.Port), "port", cfg.Port, "error", describe(err))
+		level.Error(logger).Log("msg", "cannot listen on port "+strconv.Itoa(int(cfg.Port)), "port", cfg.Port, "error", err)
 		return 1
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- server.Serve(listener) }()
-	level.Info(logger).Log("msg", "listening on port "+strconv.Itoa(cfg.Port), "port", cfg.Port)
+	level.Info(logger).Log("msg", "listening on port "+strconv.Itoa(int(cfg.Port)), "port", cfg.Port)
 
 	select {
 	case err := <-serveErr:
-		level.Error(logger).Log("msg", "server failed", "error", describe(err))
+		level.Error(logger).Log("msg", "server failed", "error", err)
 		return 1
 	case <-ctx.Done():
 	}
@@ -135,7 +135,7 @@ func run() int {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := server.Shutdown(shutdownCtx); err != nil {
-		level.Warn(logger).Log("msg", "in-flight requests did not finish in time", "error", describe(err))
+		level.Warn(logger).Log("msg", "in-flight requests did not finish in time", "error", err)
 		_ = server.Close()
 	}
 	shutdownTracing(tracing, logger) // no-op when tracing is off
@@ -148,6 +148,6 @@ func shutdownTracing(tracing *Tracing, logger log.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), tracingShutdownTimeout)
 	defer cancel()
 	if err := tracing.Shutdown(ctx); err != nil {
-		level.Warn(logger).Log("msg", "spans not exported before stopping", "error", describe(err))
+		level.Warn(logger).Log("msg", "spans not exported before stopping", "error", err)
 	}
 }

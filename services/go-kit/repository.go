@@ -184,9 +184,9 @@ func (r *CityRepository) source(ctx context.Context, alias string, id int64, fie
 func (r *CityRepository) backendError(ctx context.Context, alias, docID string, err error) error {
 	request := "GET " + alias + "/_doc/" + docID
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		level.Warn(r.logger).Log("msg", "Elasticsearch timed out", "request", request, "error", describe(err))
+		level.Warn(r.logger).Log("msg", "Elasticsearch timed out", "request", request, "error", err)
 		return errTimeout
 	}
-	level.Warn(r.logger).Log("msg", "Elasticsearch unavailable", "request", request, "error", describe(err))
+	level.Warn(r.logger).Log("msg", "Elasticsearch unavailable", "request", request, "error", err)
 	return errUnavailable
 }

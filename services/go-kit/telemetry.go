@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -37,23 +36,8 @@ func NewLogger(w io.Writer) log.Logger {
 		"2006-01-02T15:04:05.000Z07:00"))
 }
 
-// describe is a failure as a log line carries it in `error` (with its causes, as the spec asks): err's text,
-// then the text of each error in its chain (errors.Unwrap) that the text so far does not already
-// contain, joined by ": ". An error wrapped with fmt.Errorf's %w is already in its wrapper's text,
-// so this is most often err.Error() alone. (errors.Unwrap stops at a multi-error, errors.Join or
-// several %w, whose text is its parts' texts.)
-func describe(err error) string {
-	text := err.Error()
-	for cause := errors.Unwrap(err); cause != nil; cause = errors.Unwrap(cause) {
-		if causeText := cause.Error(); !strings.Contains(text, causeText) {
-			text += ": " + causeText
-		}
-	}
-	return text
-}
-
 // levelFilter keeps the lines at logLevel (a valid LOG_LEVEL) and above.
-func levelFilter(logLevel string) level.Option {
+func levelFilter(logLevel LogLevel) level.Option {
 	switch logLevel {
 	case "error":
 		return level.AllowError()
@@ -155,7 +139,7 @@ type Tracing struct {
 // (its scheme decides http or https) is left to the exporter.
 func NewTracing(ctx context.Context, logger log.Logger) (*Tracing, error) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		level.Warn(logger).Log("msg", "OpenTelemetry", "error", describe(err))
+		level.Warn(logger).Log("msg", "OpenTelemetry", "error", err)
 	}))
 	var options []otlptracehttp.Option
 	_, endpoint := os.LookupEnv("OTEL_EXPORTER_OTLP_ENDPOINT")
