@@ -3,19 +3,19 @@ package cityref;
 import io.helidon.logging.common.LogConfig;
 import io.helidon.webserver.WebServer;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
-import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.spi.LoggingEventBuilder;
 import tools.jackson.databind.node.ObjectNode;
 
 /** Configuration, tracing when on, the startup check, the server, signal handling. */
 public final class Main {
-    private static final Logger LOG = Logger.getLogger("cityref");
+    private static final Logger LOG = LoggerFactory.getLogger(Main.class);
     /** The repository's warnings (java-shared's CityRepository logs through its caller). */
-    private static final Logger BACKEND_LOG = Logger.getLogger(CityRepository.class.getName());
+    private static final Logger BACKEND_LOG = LoggerFactory.getLogger(CityRepository.class);
 
     /** Upper bound of the startup round-trip to Elasticsearch. */
     private static final int STARTUP_CHECK_MAX_MS = 10_000;
@@ -31,24 +31,22 @@ public final class Main {
             run(phases);
         } catch (Throwable e) {
             // Never linger half-started: the Elasticsearch client's threads would keep the JVM alive.
-            LOG.log(Level.SEVERE, "startup failed", e);
+            LOG.error("startup failed", e);
             System.exit(1);
         }
     }
 
     private static void run(StartupPhases phases) throws Exception {
         long configStart = System.nanoTime();
+        LogConfig.configureRuntime(); // logging.properties: the JDK logging to SLF4J (logback.xml, LOG_LEVEL)
         Config config;
         try {
             config = Config.load(System.getenv());
         } catch (Config.ConfigException e) {
-            LogConfig.configureRuntime();
-            JsonLog.log(LOG, Level.SEVERE, "invalid configuration: " + e.getMessage(), "variable", e.variable());
+            LOG.atError().addKeyValue("variable", e.variable()).log("invalid configuration: " + e.getMessage());
             System.exit(1);
             return;
         }
-        LogConfig.configureRuntime(); // logging.properties: JSON lines on stdout
-        JsonLog.setLevel(config.logLevel());
         phases.record("config", configStart);
         // Tracing only with OTEL_TRACES_EXPORTER=otlp (the spec's default is off): the SDK from the
         // OTEL_* variables, the server's spans (Tracing) and the Elasticsearch client's.
@@ -64,7 +62,10 @@ public final class Main {
                     "elasticsearch_client",
                     () -> new CityRepository(
                             config,
-                            (message, field, value) -> JsonLog.log(BACKEND_LOG, Level.WARNING, message, field, value),
+                            (message, field, value) -> BACKEND_LOG
+                                    .atWarn()
+                                    .addKeyValue(field, value)
+                                    .log(message),
                             openTelemetry));
             try {
                 phases.time("health_check", () -> {
@@ -95,15 +96,11 @@ public final class Main {
             throw e.getCause() instanceof Exception cause ? cause : e; // the client could not be built
         }
         if (check.failure() != null) {
-            JsonLog.log(
-                    LOG,
-                    Level.SEVERE,
-                    "Elasticsearch is not reachable at " + config.redactedElasticsearchUrl()
-                            + " (GET /_cluster/health)",
-                    "url",
-                    config.redactedElasticsearchUrl(),
-                    "error",
-                    AppError.describe(check.failure()));
+            LOG.atError()
+                    .addKeyValue("url", config.redactedElasticsearchUrl())
+                    .addKeyValue("error", AppError.describe(check.failure()))
+                    .log("Elasticsearch is not reachable at " + config.redactedElasticsearchUrl()
+                            + " (GET /_cluster/health)");
             System.exit(1);
             return;
         }
@@ -112,12 +109,12 @@ public final class Main {
 
         CountDownLatch stopped = new CountDownLatch(1);
         Runnable stop = () -> {
-            JsonLog.log(LOG, Level.INFO, "shutting down", "in_flight", telemetry.inFlight());
+            LOG.atInfo().addKeyValue("in_flight", telemetry.inFlight()).log("shutting down");
             server.stop(); // stops accepting, lets requests in flight finish (up to Transport.SHUTDOWN_GRACE)
             try {
                 backend.close();
             } catch (Exception e) {
-                LOG.log(Level.WARNING, "closing the Elasticsearch client failed", e);
+                LOG.warn("closing the Elasticsearch client failed", e);
             }
             if (openTelemetry != null) {
                 Tracing.shutdown(openTelemetry); // the spans of the last requests are exported
@@ -129,30 +126,22 @@ public final class Main {
         long serverListen = System.nanoTime();
         server.start();
         if (!server.isRunning()) { // e.g. the port is taken: Helidon logs why and returns, not listening
-            JsonLog.log(LOG, Level.SEVERE, "could not listen on port " + config.port(), "port", config.port());
+            LOG.atError().addKeyValue("port", config.port()).log("could not listen on port " + config.port());
             backend.close();
             System.exit(1);
             return;
         }
         phases.record("server", serverListen);
-        Object[] fields = {
-            "port",
-            server.port(),
-            "available_processors",
-            Runtime.getRuntime().availableProcessors(),
-            "elasticsearch_url",
-            config.redactedElasticsearchUrl()
-        };
-        JsonLog.log(LOG, Level.INFO, "listening on port " + server.port(), concat(phases.fields(), fields));
+        LoggingEventBuilder listening = LOG.atInfo();
+        phases.fields().forEach(listening::addKeyValue);
+        listening
+                .addKeyValue("port", server.port())
+                .addKeyValue("available_processors", Runtime.getRuntime().availableProcessors())
+                .addKeyValue("elasticsearch_url", config.redactedElasticsearchUrl())
+                .log("listening on port " + server.port());
         stopped.await();
-        JsonLog.log(LOG, Level.INFO, "stopped");
+        LOG.info("stopped");
         System.exit(0);
-    }
-
-    private static Object[] concat(Object[] a, Object[] b) {
-        Object[] out = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
     }
 
     /** The startup check's outcome: the client, and the round-trip's failure (null when it succeeded). */

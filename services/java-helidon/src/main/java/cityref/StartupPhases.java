@@ -1,6 +1,6 @@
 package cityref;
 
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -36,18 +36,16 @@ final class StartupPhases {
         phases.merge(name, (System.nanoTime() - start) / 1_000_000, Long::sum);
     }
 
-    /** The key-value pairs of the log line: each recorded phase, then the whole startup so far. */
-    Object[] fields() {
-        List<Object> out = new ArrayList<>();
+    /** The fields of the log line, in order: each recorded phase, then the whole startup so far. */
+    Map<String, Long> fields() {
+        Map<String, Long> out = new LinkedHashMap<>();
         for (String name : ORDER) {
             Long ms = phases.get(name);
             if (ms != null) {
-                out.add(name + "_ms");
-                out.add(ms);
+                out.put(name + "_ms", ms);
             }
         }
-        out.add("startup_ms");
-        out.add((System.nanoTime() - origin) / 1_000_000);
-        return out.toArray();
+        out.put("startup_ms", (System.nanoTime() - origin) / 1_000_000);
+        return out;
     }
 }

@@ -18,8 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Per request, once it is answered: one {@code info} log line and one observation of the
@@ -39,7 +39,7 @@ public final class Telemetry implements Filter {
     private static final String ROUTE = "cityref.route";
 
     private static final double[] BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10};
-    private static final Logger REQUEST_LOG = Logger.getLogger("cityref.request");
+    private static final Logger REQUEST_LOG = LoggerFactory.getLogger("cityref.request");
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Duration[] slos = Arrays.stream(BUCKETS)
@@ -143,17 +143,13 @@ public final class Telemetry implements Filter {
 
     private void observe(String method, String target, String route, int status, long nanos) {
         record(method, route, status, nanos);
-        JsonLog.log(
-                REQUEST_LOG,
-                Level.INFO,
-                "request",
-                "method",
-                method,
-                "path",
-                target.length() > MAX_LOGGED_TARGET ? target.substring(0, MAX_LOGGED_TARGET) : target,
-                "status",
-                status,
-                "duration_ms",
-                nanos / 1e6);
+        REQUEST_LOG
+                .atInfo()
+                .addKeyValue("method", method)
+                .addKeyValue(
+                        "path", target.length() > MAX_LOGGED_TARGET ? target.substring(0, MAX_LOGGED_TARGET) : target)
+                .addKeyValue("status", status)
+                .addKeyValue("duration_ms", nanos / 1e6)
+                .log("request");
     }
 }

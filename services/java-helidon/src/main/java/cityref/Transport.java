@@ -24,8 +24,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Set;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.cfg.EnumFeature;
@@ -48,7 +48,7 @@ public final class Transport {
     /** The listed paths; anything else is 404, whatever the method. */
     public static final Set<String> LISTED_PATHS = Set.of("/city/v1/get", "/health", "/api-docs", "/metrics");
 
-    private static final Logger LOG = Logger.getLogger(Transport.class.getName());
+    private static final Logger LOG = LoggerFactory.getLogger(Transport.class);
     /** {@code Content-Type: application/json}, exactly (no charset parameter). */
     static final String JSON = "application/json";
     /** Renders the generated models (see {@link #json}); thread-safe, built once. */
@@ -89,7 +89,7 @@ public final class Transport {
                 .error(AppError.class, Transport::sendError)
                 .error(NotFoundException.class, (req, res, e) -> sendError(req, res, AppError.noSuchResource()))
                 .error(Exception.class, (req, res, e) -> {
-                    LOG.log(Level.SEVERE, "unhandled error", e);
+                    LOG.error("unhandled error", e);
                     sendError(req, res, AppError.internal());
                 });
         route(routing, "/city/v1/get", (req, res) -> {
