@@ -1,7 +1,8 @@
 package cityref
 
+import io.micrometer.prometheusmetrics.PrometheusConfig
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
 import org.slf4j.LoggerFactory
-import java.util.concurrent.atomic.AtomicInteger
 
 private val log by lazy { LoggerFactory.getLogger("cityref") }
 
@@ -12,12 +13,11 @@ fun main(args: Array<String>) = serve(args, ::run)
 private fun run(startup: Startup) {
     // Set once the startup check succeeded; Ktor runs the module (below) only in start().
     lateinit var repository: CityRepository
-    val inFlight = AtomicInteger()
+    val registry = PrometheusMeterRegistry(PrometheusConfig.DEFAULT)
     val server =
         startup.time("server") {
-            val metrics = Metrics()
             cityrefServer(startup.config.port) {
-                cityref(CityService(repository), metrics, inFlight, startup.tracing?.openTelemetry)
+                cityref(CityService(repository), registry, startup.tracing?.openTelemetry)
             }
         }
     // SIGTERM/SIGINT: Ktor's own stop (Transport.kt), then exit 0.
@@ -26,7 +26,7 @@ private fun run(startup: Startup) {
             log
                 .atInfo()
                 .addKeyValue("signal", signal.name)
-                .addKeyValue("in_flight", inFlight.get())
+                .addKeyValue("in_flight", registry.inFlight())
                 .log("shutting down")
             server.stop()
         }

@@ -1,10 +1,10 @@
 package cityref
 
-import cityref.generated.models.City
 import cityref.generated.models.Health
 import io.ktor.http.ContentType
 import io.ktor.http.HttpHeaders
 import io.ktor.http.HttpStatusCode
+import io.ktor.serialization.kotlinx.json.json
 import io.ktor.server.application.Application
 import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.ApplicationCallPipeline
@@ -15,10 +15,13 @@ import io.ktor.server.engine.embeddedServer
 import io.ktor.server.netty.Netty
 import io.ktor.server.plugins.BadRequestException
 import io.ktor.server.plugins.autohead.AutoHeadResponse
+import io.ktor.server.plugins.contentnegotiation.ContentNegotiation
 import io.ktor.server.plugins.statuspages.StatusPages
 import io.ktor.server.request.uri
 import io.ktor.server.response.header
+import io.ktor.server.response.respond
 import io.ktor.server.response.respondBytes
+import io.ktor.server.response.respondText
 import io.ktor.server.routing.Route
 import io.ktor.server.routing.RouteSelector
 import io.ktor.server.routing.RouteSelectorEvaluation
@@ -26,12 +29,14 @@ import io.ktor.server.routing.RoutingContext
 import io.ktor.server.routing.RoutingResolveContext
 import io.ktor.server.routing.get
 import io.ktor.server.routing.routing
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
 import io.opentelemetry.api.OpenTelemetry
+import io.opentelemetry.context.Context
+import io.opentelemetry.instrumentation.api.semconv.http.HttpServerRoute
+import io.opentelemetry.instrumentation.api.semconv.http.HttpServerRouteSource
 import io.opentelemetry.instrumentation.ktor.v3_0.KtorServerTelemetry
-import kotlinx.serialization.KSerializer
 import kotlinx.serialization.json.Json
 import org.slf4j.LoggerFactory
-import java.util.concurrent.atomic.AtomicInteger
 import cityref.generated.models.Error as ErrorBody
 
 /** Compact JSON, keys in declaration (= schema) order, non-ASCII written literally. */
@@ -39,7 +44,6 @@ private val json = Json { encodeDefaults = true }
 
 /** `Content-Type: application/json`, exactly: no charset parameter. */
 private val JSON_TYPE = ContentType.Application.Json
-private val METRICS_TYPE = ContentType.parse(METRICS_CONTENT_TYPE)
 
 /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
 private val OPENAPI_JSON: ByteArray = object {}.javaClass.getResourceAsStream("/openapi.json")!!.readBytes()
@@ -93,70 +97,75 @@ fun cityrefServer(
  */
 fun Application.cityref(
     service: CityService,
-    metrics: Metrics,
-    inFlight: AtomicInteger = AtomicInteger(),
+    registry: PrometheusMeterRegistry,
     openTelemetry: OpenTelemetry? = null,
 ) {
     // OpenTelemetry's own Ktor server plugin (README.md, "Tracing"): a server span per call, from the
     // caller's `traceparent`, current in the call's coroutines (so the Elasticsearch client's span is
     // its child). Only when tracing is on: off, the application is the untraced one.
     if (openTelemetry != null) install(KtorServerTelemetry) { setOpenTelemetry(openTelemetry) }
-    install(RequestTelemetry) {
-        this.metrics = metrics
-        this.inFlight = inFlight
-        routeOf = { call -> call.route() }
-        traced = openTelemetry != null
-    }
+    telemetry(registry) { call -> call.route() }
+    install(ContentNegotiation) { json(json) }
     // HEAD is routed as GET and answered with GET's status and headers, Content-Length included.
     install(AutoHeadResponse)
     install(StatusPages) {
         exception<AppError> { call, error -> call.respondError(error) }
-        // Ktor's router decodes before any handler runs: the path's segments while it matches
-        // (RoutingResolveContext: `/%zz` fails) and, once a route matched, the whole query
-        // (RoutingCall's constructor reads the call's parameters: `?x=%zz` fails, whichever
-        // parameter it is in). A path Ktor cannot decode is not a listed path: 404. A query it
-        // cannot decode is Ktor's own refusal, answered as the contract's JSON for a request the
-        // framework refuses (docs/upstream/ktor-query-decoded-eagerly.md).
-        exception<BadRequestException> { call, _ ->
-            call.respondError(if (call.rawPath in LISTED_PATHS) AppError.Malformed else AppError.NoSuchResource)
-        }
+        // Ktor's router decodes the whole query once a route matched (RoutingCall's constructor reads
+        // the call's parameters: `?x=%zz` fails, whichever parameter it is in): Ktor's own refusal,
+        // answered as the contract's JSON for a request the framework refuses
+        // (docs/upstream/ktor-query-decoded-eagerly.md).
+        exception<BadRequestException> { call, _ -> call.respondError(AppError.Malformed) }
         exception<Throwable> { call, error ->
             log.error("unhandled error", error)
             call.respondError(AppError.Internal)
         }
-        // Ktor's own answers (ours are exceptions, rendered above): no route for the path, none for
-        // the method on a listed path, and its 400 for a request with more than one Host header.
-        status(HttpStatusCode.NotFound) { call, _ -> call.respondError(AppError.NoSuchResource) }
-        status(HttpStatusCode.MethodNotAllowed) { call, _ -> call.respondError(AppError.MethodNotAllowed) }
+        // Ktor's own 400 for a request with more than one Host header. (No status page for its 404 and
+        // 405: one answers a second time inside the first answer's send, and MicrometerMetrics times both.)
         status(HttpStatusCode.BadRequest) { call, _ -> call.respondError(AppError.Malformed) }
     }
-    // 414 before anything else, on the request target as Netty hands it over (undecoded, one char
-    // per byte); answered and finished here, as Ktor's own Host check does.
+    // Before routing, on the request target as Netty hands it over (undecoded, one char per byte):
+    // the 414, then the 404 of a path not listed exactly as sent (Ktor's router would decode and
+    // normalise it); answered and finished here, as Ktor's own Host check does.
+    val traced = openTelemetry != null
     intercept(ApplicationCallPipeline.Plugins) {
-        if (call.request.uri.length > MAX_REQUEST_TARGET) {
-            call.respondError(AppError.UriTooLong)
+        val refusal =
+            when {
+                call.request.uri.length > MAX_REQUEST_TARGET -> AppError.UriTooLong
+                call.rawPath !in LISTED_PATHS -> AppError.NoSuchResource
+                else -> null
+            }
+        if (refusal != null) {
+            call.respondError(refusal)
             finish()
+        } else if (traced) {
+            // The server span's route: the listed path whatever the method (a 405 too), given through
+            // the instrumentation API as a framework's controller gives it; the plugin's own (set only
+            // once the router chose a handler) ranks below it (HttpServerRouteSource.SERVER).
+            call.route().takeIf { it.isNotEmpty() }?.let {
+                HttpServerRoute.update(Context.current(), HttpServerRouteSource.CONTROLLER, it)
+            }
         }
     }
-    val health = encode(Health.serializer(), Health(Health.Status.UP))
     routing {
         exactGet("/city/v1/get") {
-            val city = service.getCity(parseCityQuery(call.request.uri.substringAfter('?', "")))
-            call.respondBytes(encode(City.serializer(), city), JSON_TYPE)
+            call.respond(service.getCity(parseCityQuery(call.request.uri.substringAfter('?', ""))))
         }
-        exactGet("/health") { call.respondBytes(health, JSON_TYPE) }
+        exactGet("/health") { call.respond(Health(Health.Status.UP)) }
         exactGet("/api-docs") { call.respondBytes(OPENAPI_JSON, JSON_TYPE) }
-        exactGet("/metrics") { call.respondBytes(metrics.scrape().toByteArray(Charsets.UTF_8), METRICS_TYPE) }
+        exactGet("/metrics") { call.respondText(registry.scrape()) }
     }
 }
 
-/** GET (and, through AutoHeadResponse, HEAD) on [path] exactly as sent. */
+/** GET (and, through AutoHeadResponse, HEAD) on [path] exactly as sent; any other method is 405. */
 private fun Route.exactGet(
     path: String,
     body: suspend RoutingContext.() -> Unit,
 ) {
     check(path in LISTED_PATHS)
-    createChild(ExactPath(path)).get(body)
+    createChild(ExactPath(path)).apply {
+        get(body)
+        handle { throw AppError.MethodNotAllowed }
+    }
 }
 
 /**
@@ -179,16 +188,11 @@ private class ExactPath(
     override fun toString() = path
 }
 
-private fun <T> encode(
-    serializer: KSerializer<T>,
-    value: T,
-): ByteArray = json.encodeToString(serializer, value).toByteArray(Charsets.UTF_8)
-
 /** 414 with RFC 9110's reason phrase (Ktor's `RequestURITooLong` has RFC 2616's "Request-URI Too Long"). */
 private val URI_TOO_LONG = HttpStatusCode(414, "URI Too Long")
 
 private suspend fun ApplicationCall.respondError(error: AppError) {
     if (error is AppError.MethodNotAllowed) response.header(HttpHeaders.Allow, "GET, HEAD")
     val status = if (error.status == URI_TOO_LONG.value) URI_TOO_LONG else HttpStatusCode.fromValue(error.status)
-    respondBytes(encode(ErrorBody.serializer(), ErrorBody(error.message)), JSON_TYPE, status)
+    respond(status, ErrorBody(error.message))
 }

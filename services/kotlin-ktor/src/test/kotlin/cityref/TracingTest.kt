@@ -6,6 +6,8 @@ import io.ktor.client.statement.bodyAsText
 import io.ktor.http.HttpMethod
 import io.ktor.server.testing.ApplicationTestBuilder
 import io.ktor.server.testing.testApplication
+import io.micrometer.prometheusmetrics.PrometheusConfig
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
 import io.opentelemetry.api.common.AttributeKey
 import io.opentelemetry.api.trace.SpanKind
 import io.opentelemetry.sdk.trace.data.SpanData
@@ -37,7 +39,13 @@ class TracingTest {
             InMemoryTracing().use { otel ->
                 Elasticsearch(loadConfig(mapOf("ELASTICSEARCH_URL" to es.url)), otel.tracing).use { client ->
                     testApplication {
-                        application { cityref(CityService(CityRepository(client)), Metrics(), openTelemetry = otel.tracing.openTelemetry) }
+                        application {
+                            cityref(
+                                CityService(CityRepository(client)),
+                                PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+                                openTelemetry = otel.tracing.openTelemetry,
+                            )
+                        }
                         block(otel, es)
                     }
                 }
@@ -136,7 +144,7 @@ class TracingTest {
         FakeElasticsearch(documents).use { es ->
             Elasticsearch(loadConfig(mapOf("ELASTICSEARCH_URL" to es.url))).use { client ->
                 testApplication {
-                    application { cityref(CityService(CityRepository(client)), Metrics()) }
+                    application { cityref(CityService(CityRepository(client)), PrometheusMeterRegistry(PrometheusConfig.DEFAULT)) }
                     assertEquals(200, call("/city/v1/get?id=1&language=en", traceparent = "00-$TRACE_ID-$CALLER_SPAN_ID-01").status.value)
                 }
             }
