@@ -2,6 +2,7 @@ package cityref;
 
 import cityref.generated.model.Error;
 import cityref.generated.model.Health;
+import io.helidon.config.Config;
 import io.helidon.http.DirectHandler;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
@@ -12,16 +13,15 @@ import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.helidon.webserver.http1.Http1Config;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -37,12 +37,6 @@ import tools.jackson.databind.json.JsonMapper;
  * Helidon rejects before routing.
  */
 public final class Transport {
-    /** Helidon's limit for the request line and for the header section alike (the spec's 64 KiB). */
-    private static final int MAX_HEAD = 64 * 1024;
-    /** A body no route reads is refused past this (the spec's 2 MiB); Helidon's default is unlimited. */
-    private static final long MAX_BODY = 2L * 1024 * 1024;
-    /** SIGTERM/SIGINT: how long requests in flight may take to finish (the spec: exit within 15 s). */
-    private static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(10);
     /** Longest request target (path and query as sent) answered normally. */
     public static final int MAX_REQUEST_TARGET = 8192;
     /** The listed paths; anything else is 404, whatever the method. */
@@ -92,10 +86,7 @@ public final class Transport {
                     LOG.error("unhandled error", e);
                     sendError(req, res, AppError.internal());
                 });
-        route(routing, "/city/v1/get", (req, res) -> {
-            Query query = Query.parse(req.prologue().query().rawValue());
-            send(req, res, Status.OK_200, JSON, json(service.getCity(query)));
-        });
+        routing.register("/city/v1/get", new CityHttpService(service));
         route(routing, "/health", (req, res) -> send(req, res, Status.OK_200, JSON, health));
         route(routing, "/api-docs", (req, res) -> send(req, res, Status.OK_200, JSON, OPENAPI_JSON));
         route(
@@ -110,7 +101,7 @@ public final class Transport {
     }
 
     /** GET and HEAD run {@code handler} (HEAD without the body); any other method is 405. */
-    private static void route(HttpRouting.Builder routing, String path, io.helidon.webserver.http.Handler handler) {
+    static void route(HttpRules routing, String path, io.helidon.webserver.http.Handler handler) {
         routing.get(path, handler).head(path, handler).any(path, (req, res) -> {
             throw AppError.methodNotAllowed();
         });
@@ -214,30 +205,12 @@ public final class Transport {
     }
 
     /**
-     * The server's settings, each differing from Helidon's default for a reason (README.md): the HTTP/1
-     * protocol's limits and validation, the direct handlers, and the shutdown that run() owns.
-     * {@code tracing} is null when tracing is off.
+     * The server from Helidon's {@code server} configuration (application.yaml: each setting that differs
+     * from Helidon's default, README.md) and the direct handlers, which are code; {@code tracing} is null
+     * when tracing is off.
      */
-    static WebServerConfig.Builder server(WebServerConfig.Builder server, Telemetry telemetry, Tracing tracing) {
-        return server.shutdownHook(false) // SIGTERM/SIGINT are handled in run(), so that the exit status is 0
-                .shutdownGracePeriod(SHUTDOWN_GRACE)
-                // No route reads a body, and Helidon reads and discards one of any size after the answer
-                // (64 MiB took 5 s of a connection): past 2 MiB it answers 413 and closes (the spec's bound).
-                .maxPayloadSize(MAX_BODY)
-                .addProtocol(Http1Config.builder()
-                        // The name of the discovered HTTP/1 protocol, so that this configuration replaces it
-                        // rather than adding a second HTTP/1 connection selector to the listener.
-                        .name("http_1_1")
-                        // Request lines up to 64 KiB reach the routing (default 4096), which answers the
-                        // contract's 414 for targets over 8192 bytes; longer ones get Helidon's own 414.
-                        .maxPrologueLength(MAX_HEAD)
-                        // A header section up to 64 KiB is read (default 16384); Helidon refuses a longer one.
-                        .maxHeadersSize(MAX_HEAD)
-                        // The contract judges paths and queries: an invalid path is a 404, an invalid
-                        // query a 400 naming the parameter (Helidon would answer its own 400 for `%zz`).
-                        .validatePath(false)
-                        .validatePrologue(false)
-                        .build())
-                .directHandlers(directHandlers(telemetry, tracing));
+    static WebServerConfig.Builder server(
+            WebServerConfig.Builder server, Config config, Telemetry telemetry, Tracing tracing) {
+        return server.config(config).directHandlers(directHandlers(telemetry, tracing));
     }
 }

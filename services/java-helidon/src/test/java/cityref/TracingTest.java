@@ -79,7 +79,8 @@ class TracingTest {
     static void server(WebServerConfig.Builder server) {
         Telemetry telemetry = new Telemetry();
         Tracing tracing = new Tracing(SDK);
-        Transport.server(server, telemetry, tracing)
+        Transport.server(server, io.helidon.config.Config.create().get("server"), telemetry, tracing)
+                .port(0)
                 .routing(routing -> Transport.routing(routing, new CityService(REPOSITORY), telemetry, tracing));
     }
 

@@ -67,7 +67,8 @@ class TransportTest {
     @SetUpServer
     static void server(WebServerConfig.Builder server) {
         Telemetry telemetry = new Telemetry();
-        Transport.server(server, telemetry, null)
+        Transport.server(server, io.helidon.config.Config.create().get("server"), telemetry, null)
+                .port(0)
                 .routing(routing -> Transport.routing(routing, new CityService(FAKE), telemetry, null));
     }
 
