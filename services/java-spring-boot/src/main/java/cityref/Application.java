@@ -5,9 +5,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.actuate.endpoint.web.EndpointMediaTypes;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
+import org.springframework.http.MediaType;
 
 /**
  * The application: Spring Boot's auto-configuration and this package's components; the validated
@@ -71,6 +73,15 @@ public class Application {
                         .addKeyValue(field, value)
                         .log(),
                 config.tracing() ? openTelemetry.getObject() : null);
+    }
+
+    /**
+     * Actuator's endpoints ({@code /health}) answer {@code application/json} whatever the request's
+     * {@code Accept}: the spec's exact type, not Actuator's own {@code application/vnd.spring-boot.actuator.v3+json}.
+     */
+    @Bean
+    EndpointMediaTypes endpointMediaTypes() {
+        return new EndpointMediaTypes(MediaType.APPLICATION_JSON_VALUE);
     }
 
     @Bean

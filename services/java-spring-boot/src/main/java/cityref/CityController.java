@@ -1,8 +1,6 @@
 package cityref;
 
 import cityref.generated.model.City;
-import cityref.generated.model.Health;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.util.Objects;
@@ -11,14 +9,13 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RequestMapping;
-import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The four listed paths. {@code @GetMapping} also answers HEAD (Spring MVC runs the GET handler
- * and Tomcat drops the body); every other method on a listed path reaches {@link #otherMethod}.
- * Each answer names its Content-Type, so the client's {@code Accept} never changes it.
+ * Two of the four listed paths ({@code /health} and {@code /metrics} are Actuator's endpoints).
+ * {@code @GetMapping} also answers HEAD (Spring MVC runs the GET handler and Tomcat drops the body);
+ * another method on a listed path is Spring MVC's 405 ({@link ErrorAdvice}). Each answer names its
+ * Content-Type, so the client's {@code Accept} never changes it.
  */
 @RestController
 class CityController {
@@ -26,18 +23,13 @@ class CityController {
     /** The listed paths; anything else is 404, whatever the method ({@link RequestTargetFilter}). */
     static final Set<String> LISTED_PATHS = Set.of(CITY, "/health", "/api-docs", "/metrics");
 
-    /** Prometheus text format 0.0.4. */
-    private static final MediaType METRICS = MediaType.parseMediaType("text/plain; version=0.0.4; charset=utf-8");
-
     private final CityService service;
-    private final PrometheusMeterRegistry registry;
 
     /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
     private final byte[] openapiJson;
 
-    CityController(CityService service, PrometheusMeterRegistry registry) throws IOException {
+    CityController(CityService service) throws IOException {
         this.service = service;
-        this.registry = registry;
         this.openapiJson = new ClassPathResource("openapi.json").getContentAsByteArray();
     }
 
@@ -48,39 +40,9 @@ class CityController {
         return json(service.getCity(query));
     }
 
-    @GetMapping("/health")
-    ResponseEntity<Health> health() {
-        return json(new Health(Health.StatusEnum.UP));
-    }
-
     @GetMapping("/api-docs")
     ResponseEntity<byte[]> apiDocs() {
         return json(openapiJson);
-    }
-
-    /** The registry Spring Boot configures (application.properties: the spec's histogram only). */
-    @GetMapping("/metrics")
-    ResponseEntity<String> metrics() {
-        return ResponseEntity.ok().contentType(METRICS).body(registry.scrape());
-    }
-
-    /**
-     * A listed path, a method other than GET or HEAD: 405 ({@link ErrorAdvice} adds {@code Allow}).
-     * A mapping without methods matches every method but OPTIONS, which Spring MVC otherwise answers
-     * itself (200 with its own {@code Allow}): that one is named.
-     */
-    @RequestMapping(
-            path = {CITY, "/health", "/api-docs", "/metrics"},
-            method = {}) // every method (OPTIONS aside)
-    void otherMethod() {
-        throw AppError.methodNotAllowed();
-    }
-
-    @RequestMapping(
-            path = {CITY, "/health", "/api-docs", "/metrics"},
-            method = RequestMethod.OPTIONS)
-    void options() {
-        throw AppError.methodNotAllowed();
     }
 
     private static <T> ResponseEntity<T> json(T body) {

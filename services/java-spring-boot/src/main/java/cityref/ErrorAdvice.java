@@ -7,6 +7,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.HttpMediaTypeNotAcceptableException;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
@@ -35,6 +36,18 @@ class ErrorAdvice {
     @ExceptionHandler({NoHandlerFoundException.class, NoResourceFoundException.class})
     ResponseEntity<Error> noHandler() {
         return render(AppError.noSuchResource());
+    }
+
+    /**
+     * Actuator's endpoints ({@code /health}, {@code /metrics}) negotiate their type from
+     * {@code Accept} (the controllers' answers name theirs): a request that accepts none of them gets
+     * Spring's 406, with the contract's JSON body.
+     */
+    @ExceptionHandler(HttpMediaTypeNotAcceptableException.class)
+    ResponseEntity<Error> notAcceptable() {
+        return ResponseEntity.status(HttpStatus.NOT_ACCEPTABLE)
+                .contentType(MediaType.APPLICATION_JSON)
+                .body(new Error("Not Acceptable: no answer in an accepted type."));
     }
 
     @ExceptionHandler(Exception.class)

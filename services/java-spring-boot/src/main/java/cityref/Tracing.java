@@ -1,6 +1,5 @@
 package cityref;
 
-import io.micrometer.common.KeyValue;
 import io.micrometer.observation.transport.ReceiverContext;
 import io.micrometer.tracing.Span;
 import io.micrometer.tracing.Tracer;
@@ -17,13 +16,16 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
+import org.springframework.http.server.observation.DefaultServerRequestObservationConvention;
+import org.springframework.http.server.observation.ServerRequestObservationContext;
+import org.springframework.http.server.observation.ServerRequestObservationConvention;
 
 /**
  * OpenTelemetry tracing (the spec's "Tracing") through Spring Boot's own integration, on only when
  * OTEL_TRACES_EXPORTER is {@code otlp}: Micrometer Tracing bridged to the OpenTelemetry SDK, Boot's
  * OTLP exporter (spring-boot-starter-opentelemetry; its settings are mapped from the OTEL_*
  * variables in application.properties), one SERVER span per request from Spring MVC's own
- * observation, the one that also feeds the request histogram ({@link Telemetry}).
+ * observation, the one that also feeds the request histogram.
  *
  * <p>Off, none of Boot's tracing or OpenTelemetry auto-configuration is applied at all ({@link
  * Switch}): Boot 4.0 has no property that does that (its tracer, propagators and SDK are configured
@@ -33,17 +35,10 @@ import org.springframework.core.env.Environment;
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "OTEL_TRACES_EXPORTER", havingValue = "otlp")
 public class Tracing {
-    /** The span's status code attribute, an integer in the semantic conventions. */
-    private static final String STATUS = "http.response.status_code";
-    /** Present only where a listed path matched (the convention reports the empty route otherwise). */
-    private static final String ROUTE = "http.route";
-
     /**
      * Micrometer's handler that starts the SERVER span from the caller's {@code traceparent} (Boot's
-     * own bean of this type steps back for it), tagging the span with the convention's key values as
-     * the spec wants them on a span: {@code http.response.status_code} as an integer (a Micrometer
-     * key value is a string) and no {@code http.route} where no listed path matched (the metric's
-     * label is then empty).
+     * own bean of this type steps back for it), with the stable HTTP attributes instead of the metric's
+     * {@code method}, {@code uri} and {@code status} labels of Spring MVC's observation.
      */
     @Bean
     @Order(MicrometerTracingAutoConfiguration.RECEIVER_TRACING_OBSERVATION_HANDLER_ORDER)
@@ -51,15 +46,30 @@ public class Tracing {
         return new PropagatingReceiverTracingObservationHandler<>(tracer, propagator) {
             @Override
             public void tagSpan(ReceiverContext<?> context, Span span) {
-                for (KeyValue keyValue : context.getAllKeyValues()) {
-                    String key = keyValue.getKey();
-                    String value = keyValue.getValue();
-                    if (key.equals(STATUS) && value.chars().allMatch(Character::isDigit) && !value.isEmpty()) {
-                        span.tag(key, Long.parseLong(value));
-                    } else if (!(key.equals(ROUTE) && value.isEmpty())) {
-                        span.tag(key, value);
-                    }
+                if (!(context instanceof ServerRequestObservationContext server)) {
+                    super.tagSpan(context, span);
+                    return;
                 }
+                span.tag("http.request.method", server.getCarrier().getMethod());
+                span.tag("http.response.status_code", (long) Telemetry.statusCode(server));
+                if (server.getPathPattern() != null) {
+                    span.tag("http.route", server.getPathPattern());
+                }
+            }
+        };
+    }
+
+    /**
+     * The span's name: the spec's {@code <method> <route>}, the bare method where no listed path
+     * matched (the metric's name and labels are the default convention's).
+     */
+    @Bean
+    ServerRequestObservationConvention spanNames() {
+        return new DefaultServerRequestObservationConvention() {
+            @Override
+            public String getContextualName(ServerRequestObservationContext context) {
+                String method = context.getCarrier().getMethod();
+                return context.getPathPattern() == null ? method : method + " " + context.getPathPattern();
             }
         };
     }

@@ -133,7 +133,7 @@ class CityControllerTest {
 
     @Test
     void otherMethodsOnAListedPath() throws Exception {
-        for (String method : new String[] {"POST", "DELETE", "OPTIONS", "PATCH"}) {
+        for (String method : new String[] {"POST", "DELETE", "OPTIONS", "PATCH", "TRACE", "FOO"}) {
             HttpResponse<String> response = send(method, "/city/v1/get?id=1&language=cs");
             assertEquals(405, response.statusCode(), method);
             assertEquals("GET, HEAD", response.headers().firstValue("Allow").orElse(""), method);
@@ -154,26 +154,42 @@ class CityControllerTest {
         assertEquals(200, response.statusCode());
         assertEquals("", response.body());
         assertAnswer("GET", "/health", 200, "{\"status\":\"UP\"}");
+        HttpResponse<String> html = CLIENT.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+                        .header("Accept", "text/html")
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(406, html.statusCode(), html.body());
+        assertEquals(
+                "application/json", html.headers().firstValue("Content-Type").orElse(""));
     }
 
     @Test
-    void metricsCountRequestsWithTheSpecsLabels() throws Exception {
+    void metricsCountRequestsWithMicrometersLabels() throws Exception {
         send("GET", "/city/v1/get?id=1&language=cs");
         send("FOO", "/city/v1/get");
         send("GET", "/nope");
-        String metrics = send("GET", "/metrics").body();
-        assertTrue(metrics.contains("# TYPE http_server_request_duration_seconds histogram"), metrics);
+        HttpResponse<String> response = send("GET", "/metrics");
+        assertEquals(
+                "text/plain;version=0.0.4;charset=utf-8",
+                response.headers().firstValue("Content-Type").orElse(""));
+        String metrics = response.body();
+        assertTrue(metrics.contains("# TYPE http_server_requests_seconds histogram"), metrics);
         assertTrue(
-                metrics.contains("http_server_request_duration_seconds_bucket{http_request_method=\"GET\","
-                        + "http_response_status_code=\"200\",http_route=\"/city/v1/get\",le=\"0.005\"}"),
+                metrics.lines()
+                        .anyMatch(line -> line.startsWith("http_server_requests_seconds_bucket{")
+                                && line.contains("method=\"GET\"")
+                                && line.contains("status=\"200\"")
+                                && line.contains("uri=\"/city/v1/get\"")),
                 metrics);
-        assertTrue(metrics.contains("http_request_method=\"_OTHER\",http_response_status_code=\"405\""), metrics);
-        assertTrue(metrics.contains("http_response_status_code=\"404\",http_route=\"\""), metrics);
+        assertTrue(
+                metrics.contains("method=\"UNKNOWN\",outcome=\"CLIENT_ERROR\",status=\"405\",uri=\"/city/v1/get\""),
+                metrics);
+        assertTrue(metrics.contains("status=\"404\",uri=\"NOT_FOUND\""), metrics);
         assertTrue(
                 metrics.lines()
                         .filter(line -> !line.startsWith("#"))
-                        .allMatch(line -> line.startsWith("http_server_request_duration_seconds_")),
-                "only the spec's histogram");
-        assertTrue(!metrics.contains("error="), "only the spec's labels");
+                        .allMatch(line -> line.startsWith("http_server_requests_seconds_")),
+                "only the request histogram");
     }
 }
