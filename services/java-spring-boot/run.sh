@@ -8,5 +8,9 @@ cd "$(dirname "$0")" || exit 1
 JAVA_HOME=$(../../scripts/java-home.sh --jre) || { echo '{"level":"error","msg":"no Java 25 or newer: set JAVA_HOME"}'; exit 1; }
 # Spring's documented way to run on the JVM: the extracted jar (`make build`: target/app) with the
 # bean definitions its AOT processing generated at build time (-Dspring.aot.enabled=true), as the image
-# runs it; the image adds the JDK's AOT cache.
-exec "$JAVA_HOME/bin/java" @../jvm.args -Dspring.aot.enabled=true -jar target/app/cityref-java-spring-boot.jar "$@"
+# runs it; the image adds the JDK's AOT cache. That processing fixed the untraced service's beans
+# (Boot evaluates conditions and profiles at build time), so with tracing on the context is built at
+# start instead (README.md, Tracing).
+aot=-Dspring.aot.enabled=true
+[ "${OTEL_TRACES_EXPORTER-}" = otlp ] && aot=
+exec "$JAVA_HOME/bin/java" @../jvm.args ${aot:+"$aot"} -jar target/app/cityref-java-spring-boot.jar "$@"

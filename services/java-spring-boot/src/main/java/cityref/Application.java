@@ -7,16 +7,17 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.actuate.endpoint.web.EndpointMediaTypes;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.core.env.Environment;
 import org.springframework.http.MediaType;
 
 /**
  * The application: Spring Boot's auto-configuration and this package's components; the validated
- * {@link Config}, the {@link CityRepository} and the {@link CityService} (java-shared, so declared
+ * {@link Config} (bound by Boot, {@link Settings}), the {@link CityRepository} and the {@link CityService} (java-shared, so declared
  * here as beans); the spec's health check mode; and SIGTERM/SIGINT ending in exit status 0.
  */
 @SpringBootApplication(proxyBeanMethods = false)
+@EnableConfigurationProperties(Settings.class)
 public class Application {
     private static final Logger BACKEND_LOG = LoggerFactory.getLogger(CityRepository.class);
 
@@ -30,13 +31,6 @@ public class Application {
         // when a signal starts the shutdown hooks itself. Installed before the start, so that a signal
         // that comes as soon as Tomcat listens, before run() returns, is handled the same way.
         ShutdownSignals.onTermOrInt(() -> Thread.ofPlatform().name("shutdown").start(() -> System.exit(0)));
-        // Tracing on (OTEL_TRACES_EXPORTER=otlp; Config validates the value): Spring's build-time AOT
-        // processing fixed the bean definitions of the untraced service (the build's environment
-        // does not trace), and Spring does not reconsider them at run time, so the context is built
-        // the regular way, its conditions evaluated now (README.md, Tracing).
-        if ("otlp".equals(System.getenv("OTEL_TRACES_EXPORTER"))) {
-            System.setProperty("spring.aot.enabled", "false");
-        }
         SpringApplication application = new SpringApplication(Application.class);
         application.setApplicationStartup(StartupPhases.begin());
         try {
@@ -49,14 +43,10 @@ public class Application {
         }
     }
 
-    /**
-     * The configuration, validated once, each variable read through Spring's {@link Environment} (the
-     * process environment, or a test's properties); an invalid variable stops the startup
-     * (StartupFailureAnalyzer).
-     */
+    /** The configuration Boot bound and validated ({@link Settings}). */
     @Bean
-    Config config(Environment environment) {
-        return Config.load(environment::getProperty);
+    Config config(Settings settings) {
+        return settings.config();
     }
 
     /**

@@ -5,17 +5,11 @@ import io.micrometer.tracing.Span;
 import io.micrometer.tracing.Tracer;
 import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
 import io.micrometer.tracing.propagation.Propagator;
-import java.util.Arrays;
-import org.jspecify.annotations.Nullable;
-import org.springframework.boot.autoconfigure.AutoConfigurationImportFilter;
-import org.springframework.boot.autoconfigure.AutoConfigurationMetadata;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration;
-import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
-import org.springframework.core.env.Environment;
 import org.springframework.http.server.observation.DefaultServerRequestObservationConvention;
 import org.springframework.http.server.observation.ServerRequestObservationContext;
 import org.springframework.http.server.observation.ServerRequestObservationConvention;
@@ -27,10 +21,9 @@ import org.springframework.http.server.observation.ServerRequestObservationConve
  * variables in application.properties), one SERVER span per request from Spring MVC's own
  * observation, the one that also feeds the request histogram.
  *
- * <p>Off, none of Boot's tracing or OpenTelemetry auto-configuration is applied at all ({@link
- * Switch}): Boot 4.0 has no property that does that (its tracer, propagators and SDK are configured
- * whenever the starter is on the classpath; {@code management.tracing.export.enabled} only drops the
- * exporters), and the service must then be the untraced one.
+ * <p>Off, none of Boot's tracing or OpenTelemetry auto-configuration is applied at all: it is
+ * excluded in application.properties unless the {@code otlp} profile, which OTEL_TRACES_EXPORTER=otlp
+ * includes, lifts the exclusion.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "OTEL_TRACES_EXPORTER", havingValue = "otlp")
@@ -72,37 +65,5 @@ public class Tracing {
                 return context.getPathPattern() == null ? method : method + " " + context.getPathPattern();
             }
         };
-    }
-
-    /**
-     * Leaves Boot's tracing and OpenTelemetry auto-configuration out unless OTEL_TRACES_EXPORTER is
-     * {@code otlp}, before their classes are read (Boot's {@code AutoConfigurationImportFilter},
-     * registered in META-INF/spring.factories): the packages of spring-boot-opentelemetry,
-     * spring-boot-micrometer-tracing and spring-boot-micrometer-tracing-opentelemetry.
-     */
-    static final class Switch implements AutoConfigurationImportFilter, EnvironmentAware {
-        private static final String[] TRACING_PACKAGES = {
-            "org.springframework.boot.opentelemetry.", "org.springframework.boot.micrometer.tracing."
-        };
-
-        private boolean tracing;
-
-        @Override
-        public void setEnvironment(Environment environment) {
-            tracing = "otlp".equals(environment.getProperty("OTEL_TRACES_EXPORTER"));
-        }
-
-        @Override
-        public boolean[] match(
-                @Nullable String[] autoConfigurationClasses, AutoConfigurationMetadata autoConfigurationMetadata) {
-            boolean[] match = new boolean[autoConfigurationClasses.length];
-            for (int i = 0; i < match.length; i++) {
-                String name = autoConfigurationClasses[i];
-                match[i] = tracing
-                        || name == null
-                        || Arrays.stream(TRACING_PACKAGES).noneMatch(name::startsWith);
-            }
-            return match;
-        }
     }
 }
