@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use elasticsearch::http::Url;
-use log::LevelFilter;
+use tracing::level_filters::LevelFilter;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -73,10 +73,10 @@ impl Config {
                 "info",
                 "one of error, warn, info, debug",
                 |v| match v {
-                    "error" => Some(LevelFilter::Error),
-                    "warn" => Some(LevelFilter::Warn),
-                    "info" => Some(LevelFilter::Info),
-                    "debug" => Some(LevelFilter::Debug),
+                    "error" => Some(LevelFilter::ERROR),
+                    "warn" => Some(LevelFilter::WARN),
+                    "info" => Some(LevelFilter::INFO),
+                    "debug" => Some(LevelFilter::DEBUG),
                     _ => None,
                 },
             )?,
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(config.port, 8080);
         assert_eq!(config.elasticsearch_url.as_str(), "http://127.0.0.1:9200/");
         assert_eq!(config.elasticsearch_timeout, Duration::from_millis(2000));
-        assert_eq!(config.log_level, LevelFilter::Info);
+        assert_eq!(config.log_level, LevelFilter::INFO);
         assert!(!config.tracing);
     }
 
@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(config.port, 65535);
         assert_eq!(config.elasticsearch_url.username(), "elastic");
         assert_eq!(config.elasticsearch_timeout, Duration::from_millis(1));
-        assert_eq!(config.log_level, LevelFilter::Debug);
+        assert_eq!(config.log_level, LevelFilter::DEBUG);
         assert!(!config.tracing);
     }
 

@@ -10,15 +10,16 @@ use elasticsearch::http::Url;
 use elasticsearch::http::headers::{ACCEPT_ENCODING, HeaderValue};
 use elasticsearch::http::transport::{BuildError, SingleNodeConnectionPool, TransportBuilder};
 use elasticsearch::{Elasticsearch, GetParts};
-use log::warn;
-use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny};
+use serde::{Deserialize, de::DeserializeOwned};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, timeout_at};
+use tracing::{Span, warn};
 
 use crate::errors::AppError;
 use crate::models::Language;
-use crate::telemetry::{ClientSpan, ClientTracing, describe};
+use crate::telemetry::{self, describe};
 
 const CITY_ALIAS: &str = "city";
 const REGION_ALIAS: &str = "region";
@@ -26,67 +27,94 @@ const REGION_ALIAS: &str = "region";
 /// `geometry` can be large).
 const REGION_FIELDS: &[&str] = &["name.cs", "name.de", "name.en", "name.pl", "name.sk"];
 
-/// A document's `_source`: a JSON object with GoOut's flat dotted keys (`"name.en"`).
-pub type Source = Value;
-
-/// The lookups the city service depends on (implemented by [`CityRepository`]; a fake in the
-/// service's tests). `Ok(None)` is a plain not-found; an error is the backend's (503, 504).
-pub trait CityLookup {
-    /// The city's stored fields, with its name in `language` if it has one.
-    async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError>;
-    /// The region's stored names.
-    async fn find_region(&self, id: i64) -> Result<Option<Arc<Source>>, AppError>;
+/// A city document's `_source` as fetched: any missing or mistyped field but the name makes the
+/// city malformed.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CityDoc {
+    pub id: i64,
+    pub country_iso: String,
+    pub is_featured: bool,
+    pub region_id: i64,
+    #[serde(flatten)]
+    pub names: Names,
 }
 
-/// Regions that were found, for the life of the process, shared by all workers.
-/// Misses and failures are never cached.
-#[derive(Clone, Default)]
-pub struct RegionCache(Arc<RwLock<HashMap<i64, Arc<Source>>>>);
+/// A region document's `_source` as fetched: its names.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct RegionDoc {
+    #[serde(flatten)]
+    pub names: Names,
+}
 
-impl RegionCache {
-    fn get(&self, id: i64) -> Option<Arc<Source>> {
-        self.0.read().unwrap_or_else(PoisonError::into_inner).get(&id).cloned()
-    }
+/// GoOut's flat dotted name keys (`"name.en"`); a name that is absent, `null`, empty or not a
+/// string is missing, never a malformed document.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct Names {
+    #[serde(rename = "name.cs", default, deserialize_with = "name")]
+    cs: Option<String>,
+    #[serde(rename = "name.de", default, deserialize_with = "name")]
+    de: Option<String>,
+    #[serde(rename = "name.en", default, deserialize_with = "name")]
+    en: Option<String>,
+    #[serde(rename = "name.pl", default, deserialize_with = "name")]
+    pl: Option<String>,
+    #[serde(rename = "name.sk", default, deserialize_with = "name")]
+    sk: Option<String>,
+}
 
-    fn insert(&self, id: i64, region: Source) -> Arc<Source> {
-        let region = Arc::new(region);
-        self.0
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, Arc::clone(&region));
-        region
+impl Names {
+    pub fn get(&self, language: Language) -> Option<&str> {
+        match language {
+            Language::Cs => &self.cs,
+            Language::De => &self.de,
+            Language::En => &self.en,
+            Language::Pl => &self.pl,
+            Language::Sk => &self.sk,
+        }
+        .as_deref()
     }
+}
+
+fn name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Name {
+        Text(String),
+        Other(IgnoredAny),
+    }
+    Ok(match Name::deserialize(deserializer)? {
+        Name::Text(text) if !text.is_empty() => Some(text),
+        _ => None,
+    })
+}
+
+/// The lookups the city service depends on (implemented by [`CityRepository`]; a fake in the
+/// service's tests). `Ok(None)` is a plain not-found; an error is the backend's (503, 504) or a
+/// malformed city (500). (No `Send` bound on the futures: actix-web's workers are single-threaded.)
+#[allow(async_fn_in_trait)]
+pub trait CityLookup {
+    /// The city's stored fields, with its name in `language` if it has one.
+    async fn find_city(&self, id: i64, language: Language) -> Result<Option<CityDoc>, AppError>;
+    /// The region's stored names.
+    async fn find_region(&self, id: i64) -> Result<Option<Arc<RegionDoc>>, AppError>;
 }
 
 /// Requests in flight to Elasticsearch, across all workers (the spec's bound; sized by
 /// measurement, see README.md). Beyond it a request waits for a permit, inside its timeout.
 pub const MAX_IN_FLIGHT: usize = 64;
 
-/// What the workers' repositories share: the region cache and the permits for requests in
-/// flight to Elasticsearch.
-#[derive(Clone)]
-pub struct Shared {
-    regions: RegionCache,
-    in_flight: Arc<Semaphore>,
-}
-
-impl Default for Shared {
-    fn default() -> Self {
-        Shared {
-            regions: RegionCache::default(),
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-        }
-    }
-}
-
-/// One per worker (its own connection pool, at most [`MAX_IN_FLIGHT`] busy connections in all
-/// workers together), all sharing one [`Shared`].
+/// One for the process, shared by all workers (`web::Data`): the client (one connection pool),
+/// the region cache and the permits for requests in flight.
 pub struct CityRepository {
     client: Elasticsearch,
-    shared: Shared,
     timeout: Duration,
-    /// Tracing on: a CLIENT span per request, its context sent as `traceparent`.
-    tracing: Option<ClientTracing>,
+    /// Regions that were found, for the life of the process; misses and failures never.
+    regions: RwLock<HashMap<i64, Arc<RegionDoc>>>,
+    in_flight: Semaphore,
+    /// The node's host and port, for the client spans.
+    host: String,
+    port: u16,
 }
 
 /// The part of a GET-document answer we read.
@@ -94,13 +122,13 @@ pub struct CityRepository {
 struct GetResponse {
     found: bool,
     #[serde(rename = "_source")]
-    source: Option<Source>,
+    source: Option<Value>,
 }
 
 impl CityRepository {
     /// `url` may carry `user:password@`: they are sent as basic auth, never as part of a
-    /// request URL (so they never appear in error messages either). `traced`: tracing is on.
-    pub fn new(url: &Url, timeout: Duration, shared: Shared, traced: bool) -> Result<CityRepository, BuildError> {
+    /// request URL (so they never appear in error messages either).
+    pub fn new(url: &Url, timeout: Duration) -> Result<CityRepository, BuildError> {
         let mut base = url.clone();
         let _ = base.set_username("");
         let _ = base.set_password(None);
@@ -108,7 +136,10 @@ impl CityRepository {
             // Url::join, used per request, would otherwise drop the last path segment.
             base.set_path(&format!("{}/", base.path()));
         }
-        let tracing = traced.then(|| ClientTracing::new(&base));
+        let (host, port) = (
+            base.host_str().unwrap_or_default().to_owned(),
+            base.port_or_known_default().unwrap_or_default(),
+        );
         let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(base))
             .disable_proxy() // talk to Elasticsearch directly, whatever HTTP_PROXY says
             // Uncompressed answers (spec): the client's reqwest would ask for gzip otherwise.
@@ -120,9 +151,11 @@ impl CityRepository {
         }
         Ok(CityRepository {
             client: Elasticsearch::new(builder.build()?),
-            shared,
             timeout,
-            tracing,
+            regions: RwLock::default(),
+            in_flight: Semaphore::new(MAX_IN_FLIGHT),
+            host,
+            port,
         })
     }
 
@@ -143,28 +176,28 @@ impl CityRepository {
 
     /// GET `/<alias>/_doc/<id>?_source_includes=<fields>`: the `_source` of a found document,
     /// `None` for a plain not-found, an error for anything else. The whole of it, the wait for
-    /// a permit included, must finish within the timeout. Tracing on, the request (not the wait)
-    /// is a CLIENT span.
-    async fn get_source(&self, alias: &str, id: i64, fields: &[&str]) -> Result<Option<Source>, AppError> {
+    /// a permit included, must finish within the timeout. The request (not the wait) is a
+    /// CLIENT span.
+    async fn get_source(&self, alias: &str, id: i64, fields: &[&str]) -> Result<Option<Value>, AppError> {
         let id = id.to_string();
         let deadline = Instant::now() + self.timeout;
         let timed_out = || {
-            warn!(timeout_ms = self.timeout.as_millis() as u64; "Elasticsearch timed out: GET {alias}/_doc/{id}");
+            warn!(
+                timeout_ms = self.timeout.as_millis() as u64,
+                "Elasticsearch timed out: GET {alias}/_doc/{id}"
+            );
             AppError::Timeout
         };
-        let Ok(permit) = timeout_at(deadline, self.shared.in_flight.acquire()).await else {
+        let Ok(permit) = timeout_at(deadline, self.in_flight.acquire()).await else {
             return Err(timed_out());
         };
         let _permit = permit.map_err(|_| AppError::Unavailable)?;
-        let span = self
-            .tracing
-            .as_ref()
-            .map(|tracing| tracing.start("get", "GET", alias, &id));
-        let result = timeout_at(deadline, self.get_source_now(alias, &id, fields, span.as_ref()))
+        let span = telemetry::client_span(alias, &id, &self.host, self.port);
+        let result = timeout_at(deadline, self.get_source_now(alias, &id, fields, &span))
             .await
             .unwrap_or_else(|_| Err(timed_out()));
-        if let (Some(span), Err(error)) = (&span, &result) {
-            span.failed(error);
+        if let Err(error) = &result {
+            telemetry::client_failed(&span, error);
         }
         result
     }
@@ -174,21 +207,20 @@ impl CityRepository {
         alias: &str,
         id: &str,
         fields: &[&str],
-        span: Option<&ClientSpan>,
-    ) -> Result<Option<Source>, AppError> {
+        span: &Span,
+    ) -> Result<Option<Value>, AppError> {
         let mut request = self.client.get(GetParts::IndexId(alias, id))._source_includes(fields);
-        if let Some(span) = span {
-            for (name, value) in &span.propagation_headers() {
-                request = request.header(name.clone(), value.clone());
-            }
+        for (name, value) in &telemetry::propagation_headers(span) {
+            request = request.header(name.clone(), value.clone());
         }
         let response = request.send().await.map_err(|e| backend_error(alias, id, &e))?;
         let status = response.status_code().as_u16();
-        if let Some(span) = span {
-            span.answered(status);
-        }
+        span.record("http.response.status_code", i64::from(status));
         if status != 200 && status != 404 {
-            warn!(status = status; "Elasticsearch answered GET {alias}/_doc/{id} with an error status");
+            warn!(
+                status,
+                "Elasticsearch answered GET {alias}/_doc/{id} with an error status"
+            );
             return Err(AppError::Unavailable);
         }
         let body: GetResponse = response.json().await.map_err(|e| backend_error(alias, id, &e))?;
@@ -202,28 +234,47 @@ impl CityRepository {
             ) => Ok(Some(source)),
             (404, GetResponse { found: false, .. }) => Ok(None),
             _ => {
-                warn!(status = status; "Elasticsearch answered GET {alias}/_doc/{id} with neither a document nor a plain not-found");
+                warn!(
+                    status,
+                    "Elasticsearch answered GET {alias}/_doc/{id} with neither a document nor a plain not-found"
+                );
                 Err(AppError::Unavailable)
             }
         }
     }
 }
 
+/// A found document's `_source` as `T`; `malformed` if it does not fit.
+fn typed<T: DeserializeOwned>(source: Option<Value>, malformed: AppError) -> Result<Option<T>, AppError> {
+    source
+        .map(|source| T::deserialize(source).map_err(|_| malformed))
+        .transpose()
+}
+
 impl CityLookup for CityRepository {
     /// The city's scalar fields and its name in `language`; never `geometry` or `population`.
-    async fn find_city(&self, id: i64, language: Language) -> Result<Option<Source>, AppError> {
+    async fn find_city(&self, id: i64, language: Language) -> Result<Option<CityDoc>, AppError> {
         let name = format!("name.{language}");
         let fields = ["id", "countryIso", "isFeatured", "regionId", name.as_str()];
-        self.get_source(CITY_ALIAS, id, &fields).await
+        typed(
+            self.get_source(CITY_ALIAS, id, &fields).await?,
+            AppError::CityMalformed(id),
+        )
     }
 
     /// The region's names, from the cache or else from Elasticsearch.
-    async fn find_region(&self, id: i64) -> Result<Option<Arc<Source>>, AppError> {
-        if let Some(region) = self.shared.regions.get(id) {
-            return Ok(Some(region));
+    async fn find_region(&self, id: i64) -> Result<Option<Arc<RegionDoc>>, AppError> {
+        if let Some(region) = self.regions.read().unwrap_or_else(PoisonError::into_inner).get(&id) {
+            return Ok(Some(Arc::clone(region)));
         }
-        let region = self.get_source(REGION_ALIAS, id, REGION_FIELDS).await?;
-        Ok(region.map(|region| self.shared.regions.insert(id, region)))
+        let source = self.get_source(REGION_ALIAS, id, REGION_FIELDS).await?;
+        // Names never fail to read: any object is a region.
+        let Some(region) = typed::<RegionDoc>(source, AppError::Unavailable)?.map(Arc::new) else {
+            return Ok(None);
+        };
+        let mut regions = self.regions.write().unwrap_or_else(PoisonError::into_inner);
+        regions.insert(id, Arc::clone(&region));
+        Ok(Some(region))
     }
 }
 
@@ -232,134 +283,13 @@ impl CityLookup for CityRepository {
 fn backend_error(alias: &str, id: &str, error: &elasticsearch::Error) -> AppError {
     let text = describe(error);
     if error.is_timeout() {
-        warn!(error = text.as_str(); "Elasticsearch timed out: GET {alias}/_doc/{id}");
+        warn!(error = text.as_str(), "Elasticsearch timed out: GET {alias}/_doc/{id}");
         AppError::Timeout
     } else {
-        warn!(error = text.as_str(); "Elasticsearch unavailable: GET {alias}/_doc/{id}");
+        warn!(
+            error = text.as_str(),
+            "Elasticsearch unavailable: GET {alias}/_doc/{id}"
+        );
         AppError::Unavailable
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::{Read, Write};
-    use std::net::TcpListener;
-
-    /// A one-shot HTTP server on 127.0.0.1 that answers every request with `response`
-    /// (or never answers, when `None`). Returns its URL.
-    fn fake_elasticsearch(response: Option<&'static str>) -> Url {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = Url::parse(&format!("http://{}", listener.local_addr().unwrap())).unwrap();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().take(4) {
-                let mut stream = stream.unwrap();
-                let mut buffer = [0; 4096];
-                let _ = stream.read(&mut buffer);
-                match response {
-                    Some(response) => {
-                        let _ = stream.write_all(response.as_bytes());
-                    }
-                    None => std::thread::sleep(Duration::from_secs(2)),
-                }
-            }
-        });
-        url
-    }
-
-    fn repository(url: &Url) -> CityRepository {
-        CityRepository::new(url, Duration::from_millis(300), Shared::default(), false).unwrap()
-    }
-
-    fn answer(status: &str, body: &'static str) -> &'static str {
-        let response = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        Box::leak(response.into_boxed_str())
-    }
-
-    #[actix_web::test]
-    async fn refused_is_unavailable() {
-        let url = Url::parse("http://127.0.0.1:1").unwrap();
-        assert_eq!(
-            repository(&url).find_city(1, Language::En).await,
-            Err(AppError::Unavailable)
-        );
-        assert!(
-            repository(&url)
-                .check_health()
-                .await
-                .unwrap_err()
-                .contains("127.0.0.1:1")
-        );
-    }
-
-    #[actix_web::test]
-    async fn no_answer_is_timeout() {
-        let url = fake_elasticsearch(None);
-        assert_eq!(
-            repository(&url).find_city(1, Language::En).await,
-            Err(AppError::Timeout)
-        );
-    }
-
-    #[actix_web::test]
-    async fn error_statuses_are_unavailable() {
-        for status in [
-            "429 Too Many Requests",
-            "500 Internal Server Error",
-            "503 Service Unavailable",
-        ] {
-            let url = fake_elasticsearch(Some(answer(status, "{}")));
-            assert_eq!(
-                repository(&url).find_city(1, Language::En).await,
-                Err(AppError::Unavailable)
-            );
-        }
-    }
-
-    #[actix_web::test]
-    async fn missing_index_is_unavailable_not_a_miss() {
-        let body = r#"{"error":{"type":"index_not_found_exception"},"status":404}"#;
-        let url = fake_elasticsearch(Some(answer("404 Not Found", body)));
-        assert_eq!(
-            repository(&url).find_city(1, Language::En).await,
-            Err(AppError::Unavailable)
-        );
-    }
-
-    #[actix_web::test]
-    async fn plain_not_found_is_none() {
-        let body = r#"{"_index":"city_v1","_id":"7","found":false}"#;
-        let url = fake_elasticsearch(Some(answer("404 Not Found", body)));
-        assert_eq!(repository(&url).find_city(7, Language::En).await, Ok(None));
-    }
-
-    #[actix_web::test]
-    async fn found_document_is_its_source() {
-        let body = r#"{"_index":"city_v1","_id":"1","found":true,"_source":{"id":1,"name.en":"Prague"}}"#;
-        let url = fake_elasticsearch(Some(answer("200 OK", body)));
-        let source = repository(&url).find_city(1, Language::En).await.unwrap().unwrap();
-        assert_eq!(source, serde_json::json!({"id": 1, "name.en": "Prague"}));
-    }
-
-    #[actix_web::test]
-    async fn found_regions_are_cached_misses_are_not() {
-        let found = r#"{"_index":"region_v1","_id":"1","found":true,"_source":{"name.en":"Prague"}}"#;
-        let shared = Shared::default();
-        let url = fake_elasticsearch(Some(answer("200 OK", found)));
-        let first = CityRepository::new(&url, Duration::from_millis(300), shared.clone(), false).unwrap();
-        assert!(first.find_region(1).await.unwrap().is_some());
-        // Another worker's repository, pointing nowhere, answers from the shared cache.
-        let nowhere = Url::parse("http://127.0.0.1:1").unwrap();
-        let second = CityRepository::new(&nowhere, Duration::from_millis(300), shared.clone(), false).unwrap();
-        assert_eq!(second.find_region(1).await.unwrap().unwrap()["name.en"], "Prague");
-        assert_eq!(second.find_region(2).await, Err(AppError::Unavailable));
-        let missing = r#"{"_index":"region_v1","_id":"3","found":false}"#;
-        let url = fake_elasticsearch(Some(answer("404 Not Found", missing)));
-        let third = CityRepository::new(&url, Duration::from_millis(300), shared.clone(), false).unwrap();
-        assert_eq!(third.find_region(3).await, Ok(None));
-        assert!(shared.regions.get(3).is_none());
     }
 }

@@ -5,21 +5,22 @@ use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Uri;
 use actix_web::http::header::ContentType;
-use actix_web::middleware::{Condition, Next, from_fn};
+use actix_web::middleware::{Next, from_fn};
 use actix_web::{App, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, ResponseError, guard, web};
 
 use crate::errors::AppError;
 use crate::models::{Health, HealthStatus};
+use crate::query;
 use crate::service::CityService;
-use crate::{query, telemetry};
+use crate::telemetry::{self, ServerSpan};
+use tracing_actix_web::TracingLogger;
 
 const CITY: &str = "/city/v1/get";
 const HEALTH: &str = "/health";
 const API_DOCS: &str = "/api-docs";
 const METRICS: &str = "/metrics";
 
-/// The contract's paths; each is its own route template (`http_route`).
-#[cfg(test)] // the tests go through every listed path
+/// The contract's paths; each is its own route template (`http.route`, the histogram's `endpoint`).
 pub const ROUTES: [&str; 4] = [CITY, HEALTH, API_DOCS, METRICS];
 
 /// Longest request target (path and query as sent) answered normally; longer ones are 414.
@@ -83,12 +84,11 @@ fn request_target_len(uri: &Uri) -> usize {
     }
 }
 
-/// The application: routes, then (outermost first) the server span when `traced` (tracing on;
-/// off, `Condition` passes every request straight through), telemetry and the request-target
-/// limit.
+/// The application over the one `service` of all workers: routes, then (outermost first)
+/// `tracing-actix-web`'s request span and line, `actix-web-prom`'s histogram and the
+/// request-target limit.
 pub fn app(
-    service: CityService,
-    traced: bool,
+    service: web::Data<CityService>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -99,11 +99,11 @@ pub fn app(
     >,
 > {
     App::new()
-        .app_data(web::Data::new(service))
+        .app_data(service)
         .configure(routes)
         .wrap(from_fn(limit_request_target))
-        .wrap(from_fn(telemetry::observe))
-        .wrap(Condition::new(traced, from_fn(telemetry::trace_request)))
+        .wrap(telemetry::metrics())
+        .wrap(TracingLogger::<ServerSpan>::new())
 }
 
 /// The contract's paths; anything else is a JSON 404, whatever the method.
