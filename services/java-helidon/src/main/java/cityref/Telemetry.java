@@ -1,27 +1,18 @@
 package cityref;
 
-import io.helidon.common.HelidonServiceLoader;
-import io.helidon.common.media.type.MediaTypes;
 import io.helidon.http.HttpPrologue;
-import io.helidon.metrics.api.MeterRegistry;
-import io.helidon.metrics.api.MetricsConfig;
-import io.helidon.metrics.api.MetricsFactory;
-import io.helidon.metrics.api.Tag;
-import io.helidon.metrics.api.Timer;
-import io.helidon.metrics.spi.MeterRegistryFormatterProvider;
-import io.helidon.service.registry.Services;
 import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.FilterChain;
 import io.helidon.webserver.http.RoutingRequest;
 import io.helidon.webserver.http.RoutingResponse;
 import io.helidon.webserver.http.ServerRequest;
-import java.nio.charset.StandardCharsets;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +26,9 @@ import org.slf4j.LoggerFactory;
  * {@code http_server_request_duration_seconds} histogram; also counts requests in flight.
  */
 public final class Telemetry implements Filter {
+    /** Prometheus text format 0.0.4. */
+    public static final String METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
     /** Methods of RFC 9110 plus PATCH; any other is counted as {@code _OTHER}. */
     private static final Set<String> KNOWN_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH");
@@ -47,9 +41,7 @@ public final class Telemetry implements Filter {
     private static final double[] BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10};
     private static final Logger REQUEST_LOG = LoggerFactory.getLogger("cityref.request");
 
-    /** Helidon's registry, the one its metrics observer renders at /metrics. */
-    private final MeterRegistry registry = Services.get(MeterRegistry.class);
-
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Duration[] slos = Arrays.stream(BUCKETS)
             .mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
             .toArray(Duration[]::new);
@@ -60,45 +52,24 @@ public final class Telemetry implements Filter {
         return inFlight.get();
     }
 
-    /**
-     * The Prometheus text Helidon's metrics observer sends for {@code GET /metrics}, rendered by the same
-     * formatter (the Micrometer provider's), for a HEAD's {@code Content-Length}.
-     */
-    public byte[] prometheus() {
-        MetricsConfig config = MetricsFactory.getInstance().metricsConfig();
-        return HelidonServiceLoader.create(ServiceLoader.load(MeterRegistryFormatterProvider.class)).stream()
-                .flatMap(provider -> provider
-                        .formatter(
-                                MediaTypes.TEXT_PLAIN,
-                                config,
-                                registry,
-                                config.scoping().tagName(),
-                                List.of(),
-                                List.of())
-                        .stream())
-                .flatMap(formatter -> formatter.format().stream())
-                .findFirst()
-                .map(text -> text.toString().getBytes(StandardCharsets.UTF_8))
-                .orElseThrow();
+    /** The Prometheus text exposition of the registry. */
+    public String scrape() {
+        return registry.scrape();
     }
 
-    /**
-     * One observation of {@code http.server.request.duration} (OpenTelemetry's name), a Helidon metrics
-     * {@code Timer} with the spec's buckets: Helidon SE records no per-route request duration itself
-     * (its observer's own meters are the {@code requests.*} counts).
-     */
+    /** One observation of {@code http.server.request.duration} (OpenTelemetry's name). */
     public void record(String method, String route, int status, long nanos) {
         Labels labels = new Labels(KNOWN_METHODS.contains(method) ? method : "_OTHER", route, status);
         timers.computeIfAbsent(
                         labels,
-                        l -> registry.getOrCreate(Timer.builder("http.server.request.duration")
+                        l -> Timer.builder("http.server.request.duration")
                                 .description("Duration of HTTP server requests.")
-                                .tags(List.of(
-                                        Tag.create("http_request_method", l.method()),
-                                        Tag.create("http_route", l.route()),
-                                        Tag.create("http_response_status_code", Integer.toString(l.status()))))
-                                .percentiles(new double[0]) // a histogram only: no client-side quantiles
-                                .buckets(slos)))
+                                .tags(
+                                        "http_request_method", l.method(),
+                                        "http_route", l.route(),
+                                        "http_response_status_code", Integer.toString(l.status()))
+                                .serviceLevelObjectives(slos)
+                                .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 

@@ -5,7 +5,6 @@ import cityref.generated.model.Health;
 import io.helidon.config.Config;
 import io.helidon.http.DirectHandler;
 import io.helidon.http.HeaderNames;
-import io.helidon.http.HeaderValues;
 import io.helidon.http.Method;
 import io.helidon.http.NotFoundException;
 import io.helidon.http.Status;
@@ -13,7 +12,6 @@ import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.FilterChain;
-import io.helidon.webserver.http.HttpRoute;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.RoutingRequest;
@@ -23,6 +21,7 @@ import io.helidon.webserver.http.ServerResponse;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -90,18 +89,15 @@ public final class Transport {
         routing.register("/city/v1/get", new CityHttpService(service));
         route(routing, "/health", (req, res) -> send(req, res, Status.OK_200, JSON, health));
         route(routing, "/api-docs", (req, res) -> send(req, res, Status.OK_200, JSON, OPENAPI_JSON));
-        // GET /metrics is Helidon's metrics observer (application.yaml); HEAD and the 405 are the contract's.
-        routing.route(HttpRoute.builder()
-                .path("/metrics")
-                .methods(method -> !method.equals(Method.GET))
-                .handler((req, res) -> {
-                    if (!Method.HEAD.equals(req.prologue().method())) {
-                        throw AppError.methodNotAllowed();
-                    }
-                    // the observer's answer without its body: its headers, the text's length
-                    res.header(HeaderValues.CACHE_NO_CACHE).header(HeaderValues.X_CONTENT_TYPE_OPTIONS_NOSNIFF);
-                    send(req, res, Status.OK_200, "text/plain", telemetry.prometheus());
-                }));
+        route(
+                routing,
+                "/metrics",
+                (req, res) -> send(
+                        req,
+                        res,
+                        Status.OK_200,
+                        Telemetry.METRICS_CONTENT_TYPE,
+                        telemetry.scrape().getBytes(StandardCharsets.UTF_8)));
     }
 
     /** GET and HEAD run {@code handler} (HEAD without the body); any other method is 405. */

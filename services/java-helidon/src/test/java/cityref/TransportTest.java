@@ -193,13 +193,8 @@ class TransportTest {
             assertTrue(text.contains("# TYPE http_server_request_duration_seconds histogram"), text);
             assertTrue(
                     text.contains("http_server_request_duration_seconds_bucket{http_request_method=\"GET\","
-                            + "http_response_status_code=\"200\",http_route=\"/health\",scope=\"application\","
-                            + "le=\"0.005\",}"),
+                            + "http_response_status_code=\"200\",http_route=\"/health\",le=\"0.005\"}"),
                     text);
-        }
-        try (Http1ClientResponse response = client.head("/metrics").request()) { // ours: Helidon's text, no body
-            assertEquals(200, response.status().code());
-            assertTrue(response.headers().contentLength().orElse(0) > 0);
         }
     }
 
