@@ -195,6 +195,13 @@ async fn requests_are_counted_with_route_labels() {
             "{labels}\n{metrics}"
         );
     }
+    // The spec's buckets.
+    for le in ["0.005", "0.075", "0.75", "2.5", "7.5", "10", "+Inf"] {
+        let bucket = format!(
+            r#"http_requests_duration_seconds_bucket{{endpoint="/health",method="GET",status="200",le="{le}"}}"#
+        );
+        assert!(metrics.contains(&bucket), "{bucket}\n{metrics}");
+    }
 }
 
 #[test]
