@@ -1,13 +1,12 @@
 # cityref java-spring-boot: the Spring Boot application, extracted as Spring Boot recommends for the AOT
 # cache (the application jar and lib/ beside it), on a jlink'd Temurin 25 runtime with Spring's
-# build-time AOT initialisation and the JDK's AOT cache from a training run (Dockerfiles/jvm/build.sh).
+# the JDK's AOT cache from a training run (Dockerfiles/jvm/build.sh).
 #
 # Multi-stage, from source: `docker build -f Dockerfiles/java-spring-boot.Dockerfile .` from the
 # repository root needs nothing but Docker (BuildKit, for the cache mount). Stages:
 #   build    the service's Maven build through the wrapper (services/mvnw, Maven 3.9.16;
 #            services/.mvn/maven.config), as `make -C services/java-spring-boot build` runs it: the
-#            executable jar, with Spring's AOT processing (process-aot) in it,
-#            its artifacts copied into /out/. `--build-context build=DIR` (scripts/images.sh
+#            executable jar, its artifacts copied into /out/. `--build-context build=DIR` (scripts/images.sh
 #            --prebuilt, what make test runs) skips this stage and takes /out/ from DIR instead:
 #            the artifacts the bare build has already built and tested, in the same layout;
 #   runtime  the jar extracted (`java -Djarmode=tools -jar … extract`: nested jars cannot be in an
@@ -40,9 +39,9 @@ RUN java -Djarmode=tools -jar /tmp/cityref-java-spring-boot.jar extract --destin
 COPY services/jvm.args /app/
 # Spring's java.beans introspection needs java.desktop, and Tomcat's web application class loader
 # java.instrument: build.sh otherwise leaves both out.
-# -Dspring.aot.enabled=true: the bean definitions generated at build time replace the start-up's
-# configuration-class parsing and condition evaluation (Dockerfiles/README.md).
-RUN KEEP_MODULES=java.desktop,java.instrument sh /build/build.sh /app/cityref-java-spring-boot.jar -Dspring.aot.enabled=true
+# No Spring AOT processing (-Dspring.aot.enabled): its bean definitions would fix the build's
+# conditions, and tracing is one read at start (services/java-spring-boot/README.md, Tracing).
+RUN KEEP_MODULES=java.desktop,java.instrument sh /build/build.sh /app/cityref-java-spring-boot.jar
 
 FROM ${BASE_IMAGE}
 ARG VERSION=dev
@@ -64,5 +63,5 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
   CMD ["/opt/jre/bin/java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx16m", \
        "-jar", "/app/cityref-java-spring-boot.jar", "healthcheck"]
-ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", "-Dspring.aot.enabled=true", \
+ENTRYPOINT ["/opt/jre/bin/java", "@/app/jvm.args", "-XX:AOTCache=/app/cityref.aot", \
             "-jar", "/app/cityref-java-spring-boot.jar"]

@@ -6,11 +6,6 @@
 cd "$(dirname "$0")" || exit 1
 # Java 25+: $JAVA_HOME when it is one, else the system's JVM directories (../../scripts/java-home.sh).
 JAVA_HOME=$(../../scripts/java-home.sh --jre) || { echo '{"level":"error","msg":"no Java 25 or newer: set JAVA_HOME"}'; exit 1; }
-# Spring's documented way to run on the JVM: the extracted jar (`make build`: target/app) with the
-# bean definitions its AOT processing generated at build time (-Dspring.aot.enabled=true), as the image
-# runs it; the image adds the JDK's AOT cache. That processing fixed the untraced service's beans
-# (Boot evaluates conditions and profiles at build time), so with tracing on the context is built at
-# start instead (README.md, Tracing).
-aot=-Dspring.aot.enabled=true
-[ "${OTEL_TRACES_EXPORTER-}" = otlp ] && aot=
-exec "$JAVA_HOME/bin/java" @../jvm.args ${aot:+"$aot"} -jar target/app/cityref-java-spring-boot.jar "$@"
+# Spring's documented way to run on the JVM: the extracted jar (`make build`: target/app), as the
+# image runs it; the image adds the JDK's AOT cache.
+exec "$JAVA_HOME/bin/java" @../jvm.args -jar target/app/cityref-java-spring-boot.jar "$@"

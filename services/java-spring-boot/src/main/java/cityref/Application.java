@@ -35,8 +35,6 @@ public class Application {
         application.setApplicationStartup(StartupPhases.begin());
         try {
             application.run(args);
-        } catch (SpringApplication.AbandonedRunException e) {
-            throw e; // the build's AOT processing stops the run here on purpose
         } catch (Throwable e) {
             // Spring has logged why (StartupFailureAnalyzer); never linger half-started.
             System.exit(1);
