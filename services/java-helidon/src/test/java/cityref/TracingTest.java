@@ -1,16 +1,19 @@
 package cityref;
 
+import static cityref.TracingFixtures.CALLER_SPAN;
+import static cityref.TracingFixtures.METHOD;
+import static cityref.TracingFixtures.ROUTE;
+import static cityref.TracingFixtures.STATUS;
+import static cityref.TracingFixtures.TRACE_ID;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.sun.net.httpserver.HttpServer;
 import io.helidon.webclient.http1.Http1Client;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.testing.junit5.ServerTest;
 import io.helidon.webserver.testing.junit5.SetUpServer;
-import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.propagation.ContextPropagators;
@@ -19,15 +22,11 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,11 +39,6 @@ import org.junit.jupiter.api.Test;
  */
 @ServerTest
 class TracingTest {
-    private static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
-    private static final AttributeKey<Long> STATUS = AttributeKey.longKey("http.response.status_code");
-    private static final AttributeKey<String> ROUTE = AttributeKey.stringKey("http.route");
-    private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
-    private static final String CALLER_SPAN = "00f067aa0ba902b7";
 
     private static final InMemorySpanExporter SPANS = InMemorySpanExporter.create();
     private static final OpenTelemetrySdk SDK = OpenTelemetrySdk.builder()
@@ -53,16 +47,12 @@ class TracingTest {
                     .build())
             .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
             .build();
-    /** The {@code traceparent} of each request Elasticsearch received (empty string: none). */
-    private static final List<String> SENT = new CopyOnWriteArrayList<>();
+    private static final ElasticsearchStandIn ELASTICSEARCH = ElasticsearchStandIn.start();
+    /** The {@code traceparent} of each document request Elasticsearch received ("null": none). */
+    private static final List<String> SENT = ELASTICSEARCH.traceparents;
 
-    private static final HttpServer ELASTICSEARCH = elasticsearch();
     private static final CityRepository REPOSITORY = new CityRepository(
-            Config.load(Map.of(
-                    "ELASTICSEARCH_URL",
-                    "http://127.0.0.1:" + ELASTICSEARCH.getAddress().getPort(),
-                    "OTEL_TRACES_EXPORTER",
-                    "otlp")),
+            Config.load(Map.of("ELASTICSEARCH_URL", ELASTICSEARCH.url(), "OTEL_TRACES_EXPORTER", "otlp")),
             (message, field, value) -> {},
             SDK);
 
@@ -84,38 +74,10 @@ class TracingTest {
                 .routing(routing -> Transport.routing(routing, new CityService(REPOSITORY), telemetry, tracing));
     }
 
-    /** City {@code n} in region {@code n}, each with a Czech name; anything else is not found. */
-    private static HttpServer elasticsearch() {
-        try {
-            HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-            server.createContext("/", exchange -> {
-                SENT.add(String.valueOf(exchange.getRequestHeaders().getFirst("traceparent")));
-                String[] path = exchange.getRequestURI().getPath().split("/"); // "", alias, "_doc", id
-                String source = path[1].equals("city")
-                        ? "{\"id\":" + path[3] + ",\"countryIso\":\"CZ\",\"isFeatured\":true,\"regionId\":" + path[3]
-                                + ",\"name.cs\":\"Plzeň\"}"
-                        : "{\"name.cs\":\"Plzeňský kraj\"}";
-                byte[] body = ("{\"_index\":\"" + path[1] + "\",\"_id\":\"" + path[3] + "\",\"found\":true,\"_source\":"
-                                + source + "}")
-                        .getBytes(StandardCharsets.UTF_8);
-                exchange.getResponseHeaders().add("Content-Type", "application/json");
-                exchange.getResponseHeaders().add("X-Elastic-Product", "Elasticsearch");
-                exchange.sendResponseHeaders(200, body.length);
-                try (OutputStream out = exchange.getResponseBody()) {
-                    out.write(body);
-                }
-            });
-            server.start();
-            return server;
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     @AfterAll
     static void stop() throws Exception {
         REPOSITORY.close();
-        ELASTICSEARCH.stop(0);
+        ELASTICSEARCH.close();
         Tracing.shutdown(SDK);
     }
 

@@ -1,10 +1,14 @@
 package cityref;
 
+import static cityref.TracingFixtures.CALLER_SPAN;
+import static cityref.TracingFixtures.METHOD;
+import static cityref.TracingFixtures.ROUTE;
+import static cityref.TracingFixtures.STATUS;
+import static cityref.TracingFixtures.TRACE_ID;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
@@ -38,11 +42,6 @@ import org.springframework.test.context.DynamicPropertySource;
         webEnvironment = SpringBootTest.WebEnvironment.DEFINED_PORT,
         properties = {"OTEL_TRACES_EXPORTER=otlp", "management.tracing.export.otlp.enabled=false"})
 class TracingTest {
-    private static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
-    private static final AttributeKey<Long> STATUS = AttributeKey.longKey("http.response.status_code");
-    private static final AttributeKey<String> ROUTE = AttributeKey.stringKey("http.route");
-    private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
-    private static final String CALLER_SPAN = "00f067aa0ba902b7";
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
     private static ElasticsearchStandIn elasticsearch;
 

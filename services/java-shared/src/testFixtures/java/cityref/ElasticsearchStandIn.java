@@ -51,6 +51,15 @@ final class ElasticsearchStandIn implements AutoCloseable {
         server.start();
     }
 
+    /** {@link #ElasticsearchStandIn()} for a static field: an I/O failure is unchecked. */
+    static ElasticsearchStandIn start() {
+        try {
+            return new ElasticsearchStandIn();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
