@@ -1,7 +1,7 @@
 package cityref
 
+import org.eclipse.jetty.server.ServerConnector
 import org.http4k.server.ServerConfig.StopMode
-import org.http4k.server.asServer
 import org.slf4j.LoggerFactory
 import java.time.Duration
 
@@ -16,12 +16,11 @@ fun main(args: Array<String>) = serve(args, ::run)
 /** The app on Jetty, built while the startup check runs; it listens once the check has succeeded. */
 private fun run(startup: Startup) {
     val lookup = DeferredLookup()
-    val (server, serverConfig) =
+    val (server, jetty) =
         startup.time("server") {
             val telemetry = Telemetry(startup.tracing?.openTelemetry)
             // Jetty with virtual threads: the backend and thread choice are measured in README.md.
-            val serverConfig = CityrefJetty(startup.config.port, StopMode.Graceful(SHUTDOWN_GRACE), telemetry, virtualThreads = true)
-            cityrefApp(CityService(lookup), telemetry).asServer(serverConfig) to serverConfig
+            cityrefServer(cityrefApp(CityService(lookup), telemetry), startup.config.port, StopMode.Graceful(SHUTDOWN_GRACE), telemetry)
         }
 
     val elasticsearch = startup.awaitElasticsearch()
@@ -36,8 +35,8 @@ private fun run(startup: Startup) {
         listOf(
             "virtual_thread_carriers" to
                 (System.getProperty("jdk.virtualThreadScheduler.parallelism")?.toIntOrNull() ?: Runtime.getRuntime().availableProcessors()),
-            "jetty_threads" to serverConfig.threadPool.threads,
-            "jetty_selectors" to serverConfig.selectors,
+            "jetty_threads" to jetty.threadPool.threads,
+            "jetty_selectors" to (jetty.connectors.single() as ServerConnector).selectorManager.selectorCount,
         ),
     )
     shutdown.awaitThenExit(elasticsearch, startup.tracing)

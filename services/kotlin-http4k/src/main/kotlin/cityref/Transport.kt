@@ -22,29 +22,23 @@ import org.http4k.core.Response
 import org.http4k.core.Status
 import org.http4k.core.Status.Companion.OK
 import org.http4k.core.then
+import org.http4k.filter.ServerFilters
 import org.http4k.format.Jackson
-import org.http4k.lens.LensFailure
 import org.http4k.routing.Router
 import org.http4k.routing.RoutingHttpHandler
 import org.http4k.routing.bind
 import org.http4k.routing.orElse
 import org.http4k.routing.routes
 import org.http4k.server.Http4kServer
-import org.http4k.server.ServerConfig
+import org.http4k.server.Jetty
 import org.http4k.server.ServerConfig.StopMode
+import org.http4k.server.asServer
 import org.http4k.server.supportedOrNull
-import org.http4k.server.toJettyHandler
 import org.slf4j.LoggerFactory
 import java.time.Duration
 import cityref.generated.models.Error as ErrorBody
 import org.eclipse.jetty.server.Request as JettyRequest
 import org.eclipse.jetty.server.Response as JettyResponse
-
-/** Longest request target (path and query as sent) answered normally. */
-const val MAX_REQUEST_TARGET = 8192
-
-/** The listed paths; anything else is 404, whatever the method. */
-val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
 
 /** The contract, byte for byte (generated/openapi.json, packaged as a resource). */
 private val OPENAPI_JSON: ByteArray = Telemetry::class.java.getResourceAsStream("/openapi.json")!!.readBytes()
@@ -57,22 +51,16 @@ fun cityrefApp(
     service: CityService,
     telemetry: Telemetry,
 ): HttpHandler {
-    val routeOf = { request: Request -> route(request.uri.path, request.target) }
+    val routeOf = { request: Request -> routeOf(request.uri.path, request.target) }
     val app =
         telemetry.logRequests
             .then(telemetry.recordDuration(routeOf))
-            .then(CatchAppErrors)
+            .then(catchErrors)
             .then(RejectLongTargets)
             .then(routes(telemetry::scrape, service))
     // Outermost, so that every answer http4k gives has its span, 404, 405 and 414 included.
     return telemetry.tracing?.filter(routeOf)?.then(app) ?: app
 }
-
-/** The `http_route` label: the listed path the request matched, `""` for anything else (and a 414). */
-fun route(
-    path: String,
-    target: String,
-): String = if (path in LISTED_PATHS && target.length <= MAX_REQUEST_TARGET) path else ""
 
 /** 414 before anything else (the target as sent, path and query). */
 val RejectLongTargets =
@@ -93,7 +81,7 @@ fun routes(
         listedPath("/city/v1/get") { request -> jsonResponse(OK, service.getCity(cityQuery(request))) },
         listedPath("/health") { jsonResponse(OK, Health(Health.Status.UP)) },
         listedPath("/api-docs") { bytesResponse(OK, JSON_CONTENT_TYPE, OPENAPI_JSON) },
-        listedPath("/metrics") { bytesResponse(OK, METRICS_CONTENT_TYPE, scrape().toByteArray()) },
+        listedPath("/metrics") { bytesResponse(OK, "text/plain; version=0.0.4; charset=utf-8", scrape().toByteArray()) },
         orElse bind { throw AppError.NoSuchResource },
     )
 
@@ -136,39 +124,17 @@ fun AppError.toResponse(): Response =
 private val log = LoggerFactory.getLogger("cityref.errors")
 
 /**
- * Renders every [AppError], the query lenses' [LensFailure] (as the contract's 400) and, as a last
- * resort, any other exception (500, logged).
+ * http4k's catch-alls: the query lenses' failures as the contract's 400, every [AppError] as its
+ * answer and, as a last resort, any other exception as the 500 (logged).
  */
-val CatchAppErrors =
-    Filter { next ->
-        { request ->
-            try {
-                next(request)
-            } catch (e: AppError) {
-                e.toResponse()
-            } catch (e: LensFailure) {
-                AppError.BadRequest(e.problems()).toResponse()
-            } catch (e: Exception) {
-                log.error("unhandled error", e)
-                AppError.Internal.toResponse()
-            }
-        }
-    }
-
-/** What a request that http4k cannot represent gets (see [OtherMethods]): 414, 404 or 405. */
-fun answerOtherMethod(
-    path: String,
-    target: String,
-): AppError =
-    when {
-        target.length > MAX_REQUEST_TARGET -> AppError.UriTooLong
-        path !in LISTED_PATHS -> AppError.NoSuchResource
-        else -> AppError.MethodNotAllowed
-    }
+private val catchErrors =
+    ServerFilters
+        .CatchAll { e -> (e as? AppError ?: AppError.Internal.also { log.error("unhandled error", e) }).toResponse() }
+        .then(ServerFilters.CatchLensFailure { _, failure -> AppError.BadRequest(failure.problems()).toResponse() })
 
 /**
  * Jetty's one limit for the request line and the header section together (default 8 KiB): a
- * request line and a header section of up to 64 KiB each are read, so targets up to that length
+ * request line and a header section of up to 64 KiB each are read, so that targets up to that length
  * reach the application's JSON 414. A longer head is Jetty's own 414 or 431 ([JsonErrors]).
  */
 private const val MAX_REQUEST_HEADER = 128 * 1024
@@ -186,89 +152,63 @@ private const val ACCEPT_QUEUE = 1024
 private const val MAX_REQUESTS_RUNNING = 1024
 
 /**
- * http4k's stock `Jetty` server config, duplicated and modified as its KDoc invites:
- * a larger request-header buffer (Jetty answers an over-long target with its own 414 otherwise),
- * every request path accepted as sent,
- * no `Server` header, virtual threads, and [OtherMethods] in front of http4k.
+ * [app] on http4k's stock `Jetty` server config, given the Jetty `Server` it runs on (its
+ * constructor for that): Jetty 12's preferred shape for virtual threads (programming guide,
+ * "Virtual Threads": a [QueuedThreadPool] whose virtual-threads executor is a bounded
+ * [VirtualThreadPool]; unbounded, 2048 connections ran 2048 requests at once and the service died of
+ * `OutOfMemoryError` under 512 MiB, README.md), one connector with the settings below, the JSON
+ * [ErrorHandler], and [OtherMethods] in front of http4k's handler.
  */
-class CityrefJetty(
-    private val port: Int,
-    override val stopMode: StopMode,
-    private val telemetry: Telemetry,
-    private val virtualThreads: Boolean,
-) : ServerConfig {
-    /**
-     * Jetty 12's preferred shape for virtual threads (programming guide, "Virtual Threads"): a
-     * [QueuedThreadPool] for Jetty's own work whose virtual-threads executor is a [VirtualThreadPool],
-     * which bounds the requests running at once ([MAX_REQUESTS_RUNNING]). An unbounded
-     * virtual-thread-per-task executor let 2048 connections run 2048 requests at once, and the
-     * service died of `OutOfMemoryError` under 1.5 CPUs / 512 MiB (README.md, "2048 connections").
-     */
-    val threadPool =
+fun cityrefServer(
+    app: HttpHandler,
+    port: Int,
+    stopMode: StopMode,
+    telemetry: Telemetry,
+    virtualThreads: Boolean = true,
+): Pair<Http4kServer, Server> {
+    val threads =
         QueuedThreadPool().apply {
             name = "jetty"
-            if (virtualThreads) {
-                virtualThreadsExecutor =
-                    VirtualThreadPool().apply {
-                        name = "jetty-vt"
-                        maxThreads = MAX_REQUESTS_RUNNING
-                    }
-            }
+            if (virtualThreads) virtualThreadsExecutor = VirtualThreadPool().apply { maxThreads = MAX_REQUESTS_RUNNING }
         }
-
-    /** Jetty's NIO selector threads (derived from the available processors). */
-    var selectors = 0
-        private set
-
-    override fun toServer(http: HttpHandler): Http4kServer {
-        val server = Server(threadPool)
-        val httpConfig =
-            HttpConfiguration().apply {
-                requestHeaderSize = MAX_REQUEST_HEADER
-                sendServerVersion = false
-                // By default Jetty refuses ambiguous paths (`//x`, `/%2e/`, `;x=1` in a segment) with a
-                // 400. The routes compare the raw path exactly and nothing maps paths to files, so such
-                // paths may reach them (and be a JSON 404). A path that is not valid percent-encoding
-                // (`/%zz`) is still Jetty's own 400.
-                uriCompliance = UriCompliance.UNSAFE
-                // No per-connection header-field cache. Each connection's parser builds its own trie
-                // of HEADER_CACHE_SIZE (default 1024) on its first request, about 35 KB of heap. At the
-                // benchmark's 2048 connections that was about 170 MB live, and the service died of
-                // `OutOfMemoryError` under 512 MiB (README.md, "2048 connections"). The cache only saves re-parsing
-                // repeated header values.
-                headerCacheSize = 0
-            }
-        val connector =
-            ServerConnector(server, HttpConnectionFactory(httpConfig)).apply {
-                port = this@CityrefJetty.port
-                // Jetty leaves the listen backlog to the JDK's default of 50: a burst of new connections
-                // then loses SYNs and waits a 1 s retransmit. Netty and Helidon ask for 1024.
-                acceptQueueSize = ACCEPT_QUEUE
-            }
-        selectors = connector.selectorManager.selectorCount
-        server.addConnector(connector)
-        server.errorHandler = JsonErrors(telemetry)
-        server.handler = OtherMethods(http.toJettyHandler(withStatisticsHandler = stopMode is StopMode.Graceful), telemetry)
-        if (stopMode is StopMode.Graceful) server.stopTimeout = stopMode.timeout.toMillis()
-        return object : Http4kServer {
-            override fun start() = apply { server.start() }
-
-            override fun stop() = apply { server.stop() }
-
-            override fun port() = if (port > 0) port else connector.localPort
+    val httpConfig =
+        HttpConfiguration().apply {
+            requestHeaderSize = MAX_REQUEST_HEADER
+            sendServerVersion = false
+            // By default Jetty refuses ambiguous paths (`//x`, `/%2e/`, `;x=1` in a segment) with a
+            // 400. The routes compare the raw path exactly and nothing maps paths to files, so such
+            // paths may reach them (and be a JSON 404). A path that is not valid percent-encoding
+            // (`/%zz`) is still Jetty's own 400.
+            uriCompliance = UriCompliance.UNSAFE
+            // No per-connection header-field cache: each connection's parser builds its own trie of
+            // 1024 entries (about 35 KB) on its first request; at 2048 connections about 170 MB live,
+            // and the service died of `OutOfMemoryError` under 512 MiB (README.md, "2048 connections").
+            headerCacheSize = 0
         }
-    }
+    val server = Server(threads)
+    server.addConnector(
+        ServerConnector(server, HttpConnectionFactory(httpConfig)).apply {
+            this.port = port
+            // Jetty leaves the listen backlog to the JDK's default of 50: a burst of new connections
+            // then loses SYNs and waits a 1 s retransmit. Netty and Helidon ask for 1024.
+            acceptQueueSize = ACCEPT_QUEUE
+        },
+    )
+    server.errorHandler = JsonErrors
+    val http4k = app.asServer(Jetty(port, stopMode, server))
+    // Jetty's own API for a handler in front of the one the http4k config set (`Server.insertHandler`).
+    server.insertHandler(OtherMethods(telemetry))
+    return http4k to server
 }
 
 /**
- * http4k's `Method` is an enum: its server adapters answer any other method (`FOO`) with a bare
- * 501 before the application runs. This Jetty handler answers those requests the contract's way
- * (414, 404 or 405 with `Allow`), logged, counted and traced like every other request.
+ * http4k's `Method` is an enum: its Jetty adapter answers any other method (`FOO`) with a bare 501
+ * before the application runs (`Http4kJettyHttpHandler`). This Jetty handler answers those requests
+ * the contract's way (414, 404 or 405 with `Allow`), logged, counted and traced like every other.
  */
-class OtherMethods(
-    http4k: Handler,
+private class OtherMethods(
     private val telemetry: Telemetry,
-) : Handler.Wrapper(http4k) {
+) : Handler.Wrapper() {
     override fun handle(
         request: JettyRequest,
         response: JettyResponse,
@@ -278,14 +218,19 @@ class OtherMethods(
         val start = System.nanoTime()
         val path = request.httpURI.path
         val target = request.httpURI.pathQuery
-        val route = route(path, target)
+        val route = routeOf(path, target)
 
         fun answer(): Response {
-            val answer = answerOtherMethod(path, target).toResponse()
+            val error =
+                when {
+                    target.length > MAX_REQUEST_TARGET -> AppError.UriTooLong
+                    path !in LISTED_PATHS -> AppError.NoSuchResource
+                    else -> AppError.MethodNotAllowed
+                }
+            val answer = error.toResponse()
             response.status = answer.status.code
             answer.headers.forEach { (name, value) -> if (value != null) response.headers.add(name, value) }
-            val nanos = System.nanoTime() - start
-            telemetry.record(request.method, route, target, answer.status.code, Duration.ofNanos(nanos))
+            telemetry.record(request.method, route, target, answer.status.code, Duration.ofNanos(System.nanoTime() - start))
             return answer
         }
         // Tracing on: its server span too, as every answer http4k gives has one.
@@ -304,11 +249,9 @@ class OtherMethods(
  * Jetty's `ErrorHandler`: what Jetty answers by itself (a request its parser refuses, a head over
  * [MAX_REQUEST_HEADER]) gets a JSON body: the contract's text for 400, 414 and 431, the status
  * line's reason otherwise. The status (but for the version refusals below) and the close are
- * Jetty's own. Such a request is logged with an empty path: Jetty no longer has the target.
+ * Jetty's own. Jetty no longer has the request: it is neither logged nor counted.
  */
-class JsonErrors(
-    private val telemetry: Telemetry,
-) : ErrorHandler() {
+private object JsonErrors : ErrorHandler() {
     override fun handle(
         request: JettyRequest,
         response: JettyResponse,
@@ -329,7 +272,6 @@ class JsonErrors(
             }
         response.status = answer.status.code
         answer.headers.forEach { (name, value) -> if (value != null) response.headers.put(name, value) }
-        telemetry.record(request.method, "", "", answer.status.code, Duration.ZERO)
         response.write(true, answer.body.payload, callback)
         return true
     }

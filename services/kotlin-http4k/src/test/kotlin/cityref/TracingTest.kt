@@ -10,7 +10,6 @@ import org.http4k.core.Method.HEAD
 import org.http4k.core.Method.POST
 import org.http4k.core.Request
 import org.http4k.server.ServerConfig.StopMode
-import org.http4k.server.asServer
 import java.net.Socket
 import kotlin.test.Test
 import kotlin.test.assertEquals
@@ -123,8 +122,14 @@ class TracingTest {
     @Test
     fun `a method http4k cannot represent, answered before it, has its span`() =
         traced { otel, _, telemetry, service ->
-            val config = CityrefJetty(0, StopMode.Immediate, telemetry, virtualThreads = false)
-            val server = cityrefApp(service, telemetry).asServer(config).start()
+            val server =
+                cityrefServer(
+                    cityrefApp(service, telemetry),
+                    0,
+                    StopMode.Immediate,
+                    telemetry,
+                    virtualThreads = false,
+                ).first.start()
             try {
                 Socket("127.0.0.1", server.port()).use { socket ->
                     socket.getOutputStream().write("FOO /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".toByteArray())

@@ -4,7 +4,6 @@ import cityref.generated.models.Health
 import io.ktor.http.ContentType
 import io.ktor.http.HttpHeaders
 import io.ktor.http.HttpStatusCode
-import io.ktor.serialization.kotlinx.json.json
 import io.ktor.server.application.Application
 import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.ApplicationCallPipeline
@@ -15,11 +14,9 @@ import io.ktor.server.engine.embeddedServer
 import io.ktor.server.netty.Netty
 import io.ktor.server.plugins.BadRequestException
 import io.ktor.server.plugins.autohead.AutoHeadResponse
-import io.ktor.server.plugins.contentnegotiation.ContentNegotiation
 import io.ktor.server.plugins.statuspages.StatusPages
 import io.ktor.server.request.uri
 import io.ktor.server.response.header
-import io.ktor.server.response.respond
 import io.ktor.server.response.respondBytes
 import io.ktor.server.response.respondText
 import io.ktor.server.routing.Route
@@ -57,17 +54,11 @@ private val log = LoggerFactory.getLogger("cityref.Transport")
 private const val MAX_INITIAL_LINE = 65536
 private const val MAX_HEADER_SIZE = 65536
 
-/** Longest request target (path and query as sent) answered normally. */
-const val MAX_REQUEST_TARGET = 8192
-
-/** The listed paths; anything else is 404, whatever the method. */
-val LISTED_PATHS = setOf("/city/v1/get", "/health", "/api-docs", "/metrics")
-
 /** The raw request target's path, as sent (no decoding, no normalisation). */
 private val ApplicationCall.rawPath: String get() = request.uri.substringBefore('?')
 
 /** The `http_route` label: the listed path the call matched, `""` for anything else (and a 414). */
-private fun ApplicationCall.route(): String = rawPath.takeIf { it in LISTED_PATHS && request.uri.length <= MAX_REQUEST_TARGET } ?: ""
+private fun ApplicationCall.route(): String = routeOf(rawPath, request.uri)
 
 /**
  * The server: Ktor's Netty engine on `0.0.0.0:PORT`, with Netty's decoder limits and the engine
@@ -105,7 +96,6 @@ fun Application.cityref(
     // its child). Only when tracing is on: off, the application is the untraced one.
     if (openTelemetry != null) install(KtorServerTelemetry) { setOpenTelemetry(openTelemetry) }
     telemetry(registry) { call -> call.route() }
-    install(ContentNegotiation) { json(json) }
     // HEAD is routed as GET and answered with GET's status and headers, Content-Length included.
     install(AutoHeadResponse)
     install(StatusPages) {
@@ -148,9 +138,9 @@ fun Application.cityref(
     }
     routing {
         exactGet("/city/v1/get") {
-            call.respond(service.getCity(parseCityQuery(call.request.uri.substringAfter('?', ""))))
+            call.respondJson(service.getCity(parseCityQuery(call.request.uri.substringAfter('?', ""))))
         }
-        exactGet("/health") { call.respond(Health(Health.Status.UP)) }
+        exactGet("/health") { call.respondJson(Health(Health.Status.UP)) }
         exactGet("/api-docs") { call.respondBytes(OPENAPI_JSON, JSON_TYPE) }
         exactGet("/metrics") { call.respondText(registry.scrape()) }
     }
@@ -194,5 +184,15 @@ private val URI_TOO_LONG = HttpStatusCode(414, "URI Too Long")
 private suspend fun ApplicationCall.respondError(error: AppError) {
     if (error is AppError.MethodNotAllowed) response.header(HttpHeaders.Allow, "GET, HEAD")
     val status = if (error.status == URI_TOO_LONG.value) URI_TOO_LONG else HttpStatusCode.fromValue(error.status)
-    respond(status, ErrorBody(error.message))
+    respondJson(ErrorBody(error.message), status)
 }
+
+/**
+ * [value] as the contract's JSON, exactly `application/json`. Not through Ktor's ContentNegotiation:
+ * it answers 406 to an `Accept` without JSON, and an `Accept-Charset` changes the body's encoding and
+ * adds a `charset` to the type (README.md, "JSON").
+ */
+private suspend inline fun <reified T> ApplicationCall.respondJson(
+    value: T,
+    status: HttpStatusCode = HttpStatusCode.OK,
+) = respondBytes(json.encodeToString(value).toByteArray(), JSON_TYPE, status)

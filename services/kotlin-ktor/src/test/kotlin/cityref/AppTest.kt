@@ -161,7 +161,7 @@ class AppTest {
             get("/city/v1/get?id=1&language=en", HttpMethod.Head)
             get("/city/v1/get?id=1&language=en", HttpMethod.Post)
             val metrics = get("/metrics").bodyAsText()
-            assertTrue("# TYPE ktor_http_server_requests_seconds histogram" in metrics, metrics)
+            assertTrue("# TYPE http_server_request_duration_seconds histogram" in metrics, metrics)
             for ((method, status, route) in listOf(
                 Triple("GET", 200, "/city/v1/get"),
                 Triple("HEAD", 200, "/city/v1/get"),
@@ -169,8 +169,9 @@ class AppTest {
                 Triple("_OTHER", 404, ""),
             )) {
                 val series =
-                    Regex("""ktor_http_server_requests_seconds_count\{[^}]*method="$method",route="$route",status="$status"[^}]*} 1""")
-                assertTrue(series.containsMatchIn(metrics), "$method $status $route:\n$metrics")
+                    "http_server_request_duration_seconds_count{http_request_method=\"$method\"," +
+                        "http_response_status_code=\"$status\",http_route=\"$route\"} 1"
+                assertTrue(series in metrics, "$method $status $route:\n$metrics")
             }
         }
 
@@ -183,7 +184,7 @@ class AppTest {
             assertEquals(404, get("/nope", HttpMethod.Post).status.value)
             assertEquals(405, get("/health", HttpMethod.Post).status.value)
             assertEquals(200, get("/health").status.value)
-            val counts = Regex("""ktor_http_server_requests_seconds_count\{[^}]*} (\S+)""").findAll(registry.scrape())
+            val counts = Regex("""http_server_request_duration_seconds_count\{[^}]*} (\S+)""").findAll(registry.scrape())
             assertEquals(listOf(1.0, 1.0, 1.0), counts.map { it.groupValues[1].toDouble() }.toList().sorted())
         }
         assertEquals(0, registry.inFlight())

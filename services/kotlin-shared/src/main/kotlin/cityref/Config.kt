@@ -40,23 +40,19 @@ fun loadConfig(env: Map<String, String> = System.getenv()): Config {
         default: String,
     ): String = env[name] ?: default
 
-    val port =
-        value("PORT", "8080").let { raw ->
-            raw
-                .takeIf { it.isNotEmpty() && it.length <= 5 && it.all(Char::isAsciiDigit) }
-                ?.toInt()
-                ?.takeIf { it in 1..65535 }
-                ?: throw ConfigException("PORT", "PORT must be an integer from 1 to 65535")
-        }
+    /** ASCII digits only (no sign, no space), non-empty, within [range]. */
+    fun number(
+        name: String,
+        default: String,
+        range: LongRange,
+        rule: String,
+    ): Long =
+        value(name, default).takeIf { it.isNotEmpty() && it.all { c -> c in '0'..'9' } }?.toLongOrNull()?.takeIf { it in range }
+            ?: throw ConfigException(name, "$name must be $rule")
+
+    val port = number("PORT", "8080", 1L..65535, "an integer from 1 to 65535").toInt()
     val url = parseElasticsearchUrl(value("ELASTICSEARCH_URL", "http://127.0.0.1:9200"))
-    val timeout =
-        value("ELASTICSEARCH_TIMEOUT_MS", "2000").let { raw ->
-            raw
-                .takeIf { it.isNotEmpty() && it.all(Char::isAsciiDigit) }
-                ?.toLongOrNull()
-                ?.takeIf { it in 1..Int.MAX_VALUE }
-                ?: throw ConfigException("ELASTICSEARCH_TIMEOUT_MS", "ELASTICSEARCH_TIMEOUT_MS must be a positive integer")
-        }
+    val timeout = number("ELASTICSEARCH_TIMEOUT_MS", "2000", 1L..Int.MAX_VALUE, "a positive integer")
     val logLevel =
         value("LOG_LEVEL", "info").takeIf { it in LOG_LEVELS }
             ?: throw ConfigException("LOG_LEVEL", "LOG_LEVEL must be one of: error, warn, info, debug")
@@ -65,8 +61,6 @@ fun loadConfig(env: Map<String, String> = System.getenv()): Config {
             ?: throw ConfigException("OTEL_TRACES_EXPORTER", "OTEL_TRACES_EXPORTER must be otlp or none")
     return Config(port, url.first, url.second, url.third, timeout, logLevel, tracing)
 }
-
-private fun Char.isAsciiDigit() = this in '0'..'9'
 
 /** An `http`/`https` URL with a host; `user:password@` is split off (percent-decoded). */
 private fun parseElasticsearchUrl(raw: String): Triple<URI, String?, String?> {

@@ -56,7 +56,7 @@ class Elasticsearch(
 
     private val restClient: RestClient =
         RestClient
-            .builder(HttpHost(config.elasticsearchUrl.host, effectivePort(config), config.elasticsearchUrl.scheme))
+            .builder(HttpHost(config.elasticsearchUrl.host, config.elasticsearchUrl.port, config.elasticsearchUrl.scheme))
             .apply {
                 config.elasticsearchUrl.rawPath
                     ?.trimEnd('/')
@@ -172,10 +172,4 @@ class Elasticsearch(
     }
 
     override fun close() = restClient.close()
-
-    private companion object {
-        fun effectivePort(config: Config): Int =
-            config.elasticsearchUrl.port.takeIf { it > 0 }
-                ?: if (config.elasticsearchUrl.scheme == "https") 443 else 80
-    }
 }

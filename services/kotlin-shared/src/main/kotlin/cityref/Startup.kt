@@ -12,12 +12,10 @@ private val log by lazy { LoggerFactory.getLogger("cityref") }
 const val STARTUP_CHECK_MAX_MS = 10_000L
 
 /**
- * The startup both services share around their own [run] (the server): the health check mode
- * (`healthcheck`: exit 0 or 1); then the `config` phase (an invalid variable: one `error` line naming
- * it, exit 1; else logging configured, at `LOG_LEVEL` (logback.xml), before anything else may log:
- * SLF4J binds its provider once, on first use; with `OTEL_TRACES_EXPORTER=otlp`, the OpenTelemetry SDK, [Tracing]); then [run], with the startup check under way beside it ([Startup]). A failure
- * to start exits 1: never linger half-started (the Elasticsearch client's threads would keep the JVM
- * alive).
+ * Both services' startup around their [run]: the health check mode; the `config` phase (an invalid
+ * variable: one `error` line naming it, exit 1; else logback configured at `LOG_LEVEL` before
+ * anything logs, and with `OTEL_TRACES_EXPORTER=otlp` the SDK, [Tracing]); then [run], the startup
+ * check under way beside it ([Startup]). A failure to start exits 1 (never linger half-started).
  */
 fun serve(
     args: Array<String>,
@@ -51,13 +49,10 @@ private fun configure(): Config {
 }
 
 /**
- * A startup under way: the [config], the [tracing] SDK if on, each phase's duration ([StartupPhases]), and the spec's startup
- * check, off the main thread: the Elasticsearch client is built (phase `elasticsearch_client`), then
- * makes the one round-trip (`health_check`), waiting at most min(ELASTICSEARCH_TIMEOUT_MS,
- * [STARTUP_CHECK_MAX_MS]) ms, while the main thread builds the server. The spec only requires the
- * round-trip before listening, so the main thread calls [awaitElasticsearch] before it starts the
- * server. After a failed check the service exits, so the client is left as it is (closing it could
- * wait on the request that timed out).
+ * A startup under way: the [config], the [tracing] SDK if on, the phases' durations, and the spec's
+ * startup check off the main thread (the client built, `elasticsearch_client`, then its one
+ * round-trip, `health_check`, within min(ELASTICSEARCH_TIMEOUT_MS, [STARTUP_CHECK_MAX_MS]) ms) while
+ * the main thread builds the server and then, before it starts it, calls [awaitElasticsearch].
  */
 class Startup internal constructor(
     val config: Config,
@@ -82,10 +77,7 @@ class Startup internal constructor(
         block: () -> T,
     ): T = phases.time(name, block)
 
-    /**
-     * The client once the round-trip succeeded; after a failed one the spec's `error` line (the URL,
-     * password redacted, and the failure) and exit 1. Throws if the client could not be built.
-     */
+    /** The client once the round-trip succeeded; else the spec's `error` line (redacted URL, failure) and exit 1. */
     fun awaitElasticsearch(): Elasticsearch {
         val result =
             try {
@@ -103,11 +95,7 @@ class Startup internal constructor(
         }
     }
 
-    /**
-     * The listening line: each startup phase's duration (Dockerfiles/README.md, startup budget), the
-     * port (the spec), the processors the JVM sees (it follows the CPU quota), the framework's own
-     * thread counts in [fields], and the redacted Elasticsearch URL.
-     */
+    /** The listening line: the phases' durations, the port, the processors the JVM sees, the framework's [fields], the redacted URL. */
     fun logListening(fields: List<Pair<String, Any>>) {
         val processors = Runtime.getRuntime().availableProcessors()
         (phases.fields() + listOf("port" to config.port, "available_processors" to processors) + fields)
