@@ -8,20 +8,10 @@ import io.ktor.server.testing.ApplicationTestBuilder
 import io.ktor.server.testing.testApplication
 import io.micrometer.prometheusmetrics.PrometheusConfig
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry
-import io.opentelemetry.api.common.AttributeKey
-import io.opentelemetry.api.trace.SpanKind
-import io.opentelemetry.sdk.trace.data.SpanData
 import kotlin.test.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertNull
 import kotlin.test.assertTrue
-
-private val METHOD = AttributeKey.stringKey("http.request.method")
-private val STATUS = AttributeKey.longKey("http.response.status_code")
-private val ROUTE = AttributeKey.stringKey("http.route")
-
-private const val TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
-private const val CALLER_SPAN_ID = "00f067aa0ba902b7"
 
 /**
  * Tracing through OpenTelemetry's Ktor plugin and the Elasticsearch client's own instrumentation,
@@ -61,28 +51,11 @@ class TracingTest {
         if (traceparent != null) header("traceparent", traceparent)
     }
 
-    private fun List<SpanData>.server() = single { it.kind == SpanKind.SERVER }
-
     @Test
     fun cityServerSpanClientSpansAndTraceparent() =
         traced { otel, es ->
             assertEquals(200, call("/city/v1/get?id=1&language=en", traceparent = "00-$TRACE_ID-$CALLER_SPAN_ID-01").status.value)
-            val spans = otel.spans(3)
-            val server = spans.server()
-            assertEquals("GET /city/v1/get", server.name)
-            assertEquals(TRACE_ID, server.traceId)
-            assertEquals(CALLER_SPAN_ID, server.parentSpanId)
-            assertEquals("GET", server.attributes.get(METHOD))
-            assertEquals(200L, server.attributes.get(STATUS))
-            assertEquals("/city/v1/get", server.attributes.get(ROUTE))
-            val clients = spans.filter { it.kind == SpanKind.CLIENT }
-            assertEquals(2, clients.size, "one client span per Elasticsearch request: $spans")
-            for (span in clients) {
-                assertEquals(server.spanId, span.parentSpanId)
-                assertEquals("GET", span.attributes.get(METHOD))
-            }
-            assertEquals(listOf("/city/_doc/1", "/region/_doc/10"), es.requests.map { it.target.substringBefore('?') })
-            for (request in es.requests) assertEquals("00-$TRACE_ID-${server.spanId}-01", request.traceparent)
+            assertCityTraced(otel.spans(3), es)
         }
 
     @Test

@@ -1,6 +1,8 @@
 package cityref
 
 import com.sun.net.httpserver.HttpServer
+import io.opentelemetry.api.common.AttributeKey
+import io.opentelemetry.api.trace.SpanKind
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator
 import io.opentelemetry.context.propagation.ContextPropagators
 import io.opentelemetry.sdk.OpenTelemetrySdk
@@ -10,6 +12,7 @@ import io.opentelemetry.sdk.trace.data.SpanData
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor
 import java.net.InetSocketAddress
 import java.util.concurrent.CopyOnWriteArrayList
+import kotlin.test.assertEquals
 
 /**
  * Test fixtures both Kotlin services' tracing tests share (compiled into each one's tests): a
@@ -86,4 +89,38 @@ class FakeElasticsearch(
     val url = "http://127.0.0.1:${server.address.port}"
 
     override fun close() = server.stop(0)
+}
+
+val METHOD: AttributeKey<String> = AttributeKey.stringKey("http.request.method")
+val STATUS: AttributeKey<Long> = AttributeKey.longKey("http.response.status_code")
+val ROUTE: AttributeKey<String> = AttributeKey.stringKey("http.route")
+
+/** A caller's context, sent as `traceparent` `00-TRACE_ID-CALLER_SPAN_ID-01`. */
+const val TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+const val CALLER_SPAN_ID = "00f067aa0ba902b7"
+
+/** The one SERVER span among [spans]. */
+fun List<SpanData>.server() = single { it.kind == SpanKind.SERVER }
+
+/**
+ * City 1 looked up under the caller's trace: the server span a child of the caller's span, with the
+ * spec's name and attributes; one CLIENT span under it per Elasticsearch request (the city, then its
+ * region 10); each request sent with a `traceparent` naming the server span.
+ */
+fun assertCityTraced(spans: List<SpanData>, es: FakeElasticsearch) {
+    val server = spans.server()
+    assertEquals("GET /city/v1/get", server.name)
+    assertEquals(TRACE_ID, server.traceId)
+    assertEquals(CALLER_SPAN_ID, server.parentSpanId)
+    assertEquals("GET", server.attributes.get(METHOD))
+    assertEquals(200L, server.attributes.get(STATUS))
+    assertEquals("/city/v1/get", server.attributes.get(ROUTE))
+    val clients = spans.filter { it.kind == SpanKind.CLIENT }
+    assertEquals(2, clients.size, "one client span per Elasticsearch request: $spans")
+    for (span in clients) {
+        assertEquals(server.spanId, span.parentSpanId)
+        assertEquals("GET", span.attributes.get(METHOD))
+    }
+    assertEquals(listOf("/city/_doc/1", "/region/_doc/10"), es.requests.map { it.target.substringBefore('?') })
+    for (request in es.requests) assertEquals("00-$TRACE_ID-${server.spanId}-01", request.traceparent)
 }
