@@ -101,7 +101,7 @@ def status(desc: dict, path: pathlib.Path) -> str:
         else:
             by_report[d["upstream"]].append(f"`{d['class']}`")
     for report, n in intermittent.items():
-        by_report[report].append(f"intermittently {n} more classes")
+        by_report[report].append(f"intermittently {n} more class{'' if n == 1 else 'es'}")
     parts.append(
         "safety tier: passes"
         if not defects
