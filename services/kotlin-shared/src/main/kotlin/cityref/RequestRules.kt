@@ -12,9 +12,10 @@ fun routeOf(
     target: String,
 ): String = if (path in LISTED_PATHS && target.length <= MAX_REQUEST_TARGET) path else ""
 
+private val KNOWN_METHODS = setOf("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
+
 /** The histogram's method: RFC 9110's and PATCH as sent, any other `_OTHER` (OpenTelemetry's rule, the spec's). */
-fun methodLabel(method: String): String =
-    if (method in setOf("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")) method else "_OTHER"
+fun methodLabel(method: String): String = if (method in KNOWN_METHODS) method else "_OTHER"
 
 /** The request line (the spec's Logging): logger, message, keys (the descriptors' `logs` defaults), the target cut to 8192 bytes. */
 object RequestLine {
