@@ -11,6 +11,8 @@ python -m bench compare RUN_A RUN_B [--html PATH]
                                            moved from A to B; changes within the runs' own spread are noise
 python -m bench publish RUN_DIR [--dest D] a finished run into docs/results/<date>-<commit>/ (run.json, report,
                                            charts, results.md) and docs/results/latest (make bench-publish)
+python -m bench before-after RUN.json      a --before-tag run's tables, each service's image before and after
+                                           (--publish DIR: the run file readme_table.py reads)
 python -m bench observability RUN.json     a run's "What observability costs" tables in Markdown (--variants;
                                            make bench-observability publishes them in docs/results/observability.md)
 """
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from cityref_tools import descriptors, prerequisites
 
-from . import compare, observability, publish, ranking, report, resilience, runner, targets
+from . import beforeafter, compare, observability, publish, ranking, report, resilience, runner, targets
 from .resilience import report as resilience_report
 from .targets import Limits
 
@@ -74,6 +76,12 @@ def parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--no-floor", action="store_true", help="skip the nginx proxy floor")
     g.add_argument("--no-ceiling", action="store_true", help="skip load straight at the upstream")
+    g.add_argument(
+        "--before-tag",
+        metavar="TAG",
+        help="also each service's image tagged TAG (localhost/cityref/<service>:TAG, e.g. built at an earlier commit), "
+        "paired with its current image for `python -m bench before-after` (bench/beforeafter.py)",
+    )
     g.add_argument(
         "--image",
         action="append",
@@ -186,6 +194,10 @@ def build_targets(
                 for s in chosen
                 if descriptors.runs_on_jvm(s)
             ]
+    if getattr(a, "before_tag", None):
+        if a.no_images:
+            raise SystemExit("--before-tag pairs each service's images: drop --no-images")
+        out += [beforeafter.target(s["name"], a.before_tag) for s in chosen]
     twin = aa_twin(a, chosen, prof) if prof else None
     if twin:
         out.insert(next(i for i, t in enumerate(out) if t.name == twin.meta["aa_of"]) + 1, twin)
@@ -364,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
         return resilience_main(argv[1:])
     if argv[:1] == ["observability"]:  # a run's observability tables; --publish PATH: the generated page
         return observability.main(argv[1:])
+    if argv[:1] == ["before-after"]:  # a --before-tag run's tables per service; --publish DIR: the run file
+        return beforeafter.main(argv[1:])
     if argv[:1] == ["resilience-table"]:  # a resilience run's tables in Markdown
         print(resilience_report.markdown(json.loads(Path(argv[1]).read_text())), end="")
         return 0
