@@ -483,8 +483,12 @@ def missing(
     if vegeta and not Path(vegeta).exists():
         yield f"vegeta missing at {vegeta}: scripts/bench.sh setup builds it (or pass --vegeta PATH)"
     build = "make images" if a.image_tag == "latest" else f"IMAGE_TAG={a.image_tag} make images"
-    for ref, service in {t.meta["image"]: t.meta["service"] for t in chosen if t.kind == "image"}.items():
+    for t in {t.meta["image"]: t for t in chosen if t.kind == "image"}.values():
+        ref, service = t.meta["image"], t.meta["service"]
         fix = f"{build} (or --no-images)" if service else "scripts/podman.sh load -i ARCHIVE (or leave out --image)"
+        if t.meta.get("before_of"):
+            tag = ref.rsplit(":", 1)[1]
+            fix = f"IMAGE_TAG={tag} make images in a checkout of the earlier commit (or leave out --before-tag)"
         yield prerequisites.image([targets.PODMAN], ref, fix)
     yield prerequisites.elasticsearch(a.es_url, "start it with `make es`, or pass --es-url")
 

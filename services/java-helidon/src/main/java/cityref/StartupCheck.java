@@ -4,7 +4,6 @@ import io.opentelemetry.api.OpenTelemetry;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -22,17 +21,9 @@ final class StartupCheck implements CityLookup {
     private volatile CityLookup target;
 
     private StartupCheck(Config config, OpenTelemetry openTelemetry, StartupPhases phases) {
-        Logger backendLog = LoggerFactory.getLogger(CityRepository.class); // java-shared logs through its caller
         repository = new FutureTask<>(() -> {
             CityRepository client = phases.time(
-                    "elasticsearch_client",
-                    () -> new CityRepository(
-                            config,
-                            (message, field, value) -> backendLog
-                                    .atWarn()
-                                    .addKeyValue(field, value)
-                                    .log(message),
-                            openTelemetry));
+                    "elasticsearch_client", () -> new CityRepository(config, openTelemetry, System::nanoTime));
             try {
                 phases.time("health_check", () -> {
                     client.checkHealth(MAX_MS);
@@ -63,7 +54,7 @@ final class StartupCheck implements CityLookup {
             String url = config.redactedElasticsearchUrl();
             log.atError()
                     .addKeyValue("url", url)
-                    .addKeyValue("error", AppError.describe(failure))
+                    .setCause(failure)
                     .log("Elasticsearch is not reachable at " + url + " (GET /_cluster/health)");
             return null;
         }

@@ -54,8 +54,8 @@ class TracingTest {
 
     private static final CityRepository REPOSITORY = new CityRepository(
             Config.load(Map.of("ELASTICSEARCH_URL", ELASTICSEARCH.url(), "OTEL_TRACES_EXPORTER", "otlp")),
-            (message, field, value) -> {},
-            SDK);
+            SDK,
+            System::nanoTime);
 
     private final Http1Client client;
     private final int port;

@@ -1,8 +1,5 @@
 package cityref;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * Every non-2xx answer of the service: its status code and its fixed message (the spec's table).
  * Thrown anywhere below the transport, which renders it with its framework's own status type.
@@ -83,38 +80,10 @@ public final class AppError extends RuntimeException {
         return new AppError(400, "Bad Request: malformed request.");
     }
 
-
     /** The spec's answer to a header section over the limit, where the framework reports one. */
     public static AppError headerTooLarge() {
         return new AppError(
                 431,
                 "Request Header Fields Too Large: header section exceeds 65536 bytes.");
-    }
-
-    /**
-     * A failure as a log line's {@code error} field (with its causes, as the spec asks): its text, then each cause's
-     * text that the text so far does not already contain, joined by {@code ": "}; a throwable's text is
-     * its simple class name, then {@code ": "} and its message if it has one.
-     */
-    public static String describe(Throwable e) {
-        StringBuilder out = new StringBuilder();
-        for (Throwable t : causes(e)) {
-            String text = t.getMessage() == null
-                    ? t.getClass().getSimpleName()
-                    : t.getClass().getSimpleName() + ": " + t.getMessage();
-            if (out.indexOf(text) < 0) {
-                out.append(out.isEmpty() ? "" : ": ").append(text);
-            }
-        }
-        return out.toString();
-    }
-
-    /** {@code e} and its causes, at most 10 in all (a chain may loop). */
-    public static List<Throwable> causes(Throwable e) {
-        List<Throwable> chain = new ArrayList<>();
-        for (Throwable t = e; t != null && chain.size() < 10; t = t.getCause() == t ? null : t.getCause()) {
-            chain.add(t);
-        }
-        return chain;
     }
 }

@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.http.HttpHost;
 import org.apache.http.conn.ConnectTimeoutException;
@@ -29,6 +30,8 @@ import org.apache.http.impl.nio.reactor.IOReactorConfig;
 import org.apache.http.message.BasicHeader;
 import org.elasticsearch.client.RestClient;
 import org.elasticsearch.client.RestClientBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -36,8 +39,8 @@ import tools.jackson.databind.node.ObjectNode;
  * awaited on the request's virtual thread (Helidon and Tomcat both run each request on its own), so
  * plain sequential code is enough and one deadline covers the whole request:
  * ELASTICSEARCH_TIMEOUT_MS, the wait for a pooled connection included (the spec). Cities are never
- * cached; regions that were found are, for the life of the process. Its warnings go to the
- * service's own logging through {@link Warnings}.
+ * cached; regions that were found are, for the life of the process. Its warnings go through SLF4J,
+ * which both services log through (logback in Helidon, Spring Boot's logging in Spring).
  *
  * <p>Tracing (the spec's "Tracing", on only when the service passes an {@link OpenTelemetry}): the
  * client's own instrumentation, {@link OpenTelemetryForElasticsearch}, given that instance, makes one
@@ -56,6 +59,7 @@ public final class CityRepository implements CityLookup, AutoCloseable {
      */
     static final int MAX_CONNECTIONS = 64;
 
+    private static final Logger LOG = LoggerFactory.getLogger(CityRepository.class);
     private static final String CITY_ALIAS = "city";
     private static final String REGION_ALIAS = "region";
     /** A region is cached for every language, so all its names are fetched (never geometry). */
@@ -65,8 +69,8 @@ public final class CityRepository implements CityLookup, AutoCloseable {
     private final ElasticsearchAsyncClient client;
     /** The propagator that writes {@code traceparent} into each request; null when tracing is off. */
     private final TextMapPropagator propagator;
-    private final Warnings warnings;
     private final long timeoutMs;
+    private final LongSupplier arrival;
     private final Map<Long, ObjectNode> regions = new ConcurrentHashMap<>();
     /**
      * A request waits here, inside its deadline, rather than in the client's connection pool: a
@@ -75,17 +79,13 @@ public final class CityRepository implements CityLookup, AutoCloseable {
      */
     private final Semaphore inFlight = new Semaphore(MAX_CONNECTIONS);
 
-    /** A warning line with one field, written by the service's own logging. */
-    @FunctionalInterface
-    public interface Warnings {
-        void warn(String message, String field, Object value);
-    }
-
     /**
      * The client for {@code config}; {@code openTelemetry} traces its requests, null (tracing off)
-     * leaves the client untraced.
+     * leaves the client untraced. {@code arrival} is when the current request arrived
+     * ({@link System#nanoTime()} units): the city's deadline runs from it (the spec: the wait for a
+     * thread to run the request on is included); {@code System::nanoTime} where the server queues none.
      */
-    public CityRepository(Config config, Warnings warnings, OpenTelemetry openTelemetry) {
+    public CityRepository(Config config, OpenTelemetry openTelemetry, LongSupplier arrival) {
         int timeout = config.elasticsearchTimeoutMs();
         var url = config.elasticsearchUrl();
         int port = url.getPort() > 0 ? url.getPort() : ("https".equals(url.getScheme()) ? 443 : 80);
@@ -125,8 +125,8 @@ public final class CityRepository implements CityLookup, AutoCloseable {
         this.propagator = openTelemetry == null
                 ? null
                 : openTelemetry.getPropagators().getTextMapPropagator();
-        this.warnings = warnings;
         this.timeoutMs = timeout;
+        this.arrival = arrival;
     }
 
     /** The startup round-trip, {@code GET /_cluster/health}, within ELASTICSEARCH_TIMEOUT_MS or {@code maxMs}. */
@@ -135,11 +135,11 @@ public final class CityRepository implements CityLookup, AutoCloseable {
         await(client().cluster().health(), TimeUnit.MILLISECONDS.toNanos(ms), "GET /_cluster/health");
     }
 
-    /** Its deadline runs from the request's {@link Arrival}: the city is what the request needs first. */
+    /** Its deadline runs from the request's arrival: the city is what the request needs first. */
     @Override
     public ObjectNode findCity(long id, String language) {
         var fields = List.of("id", "countryIso", "isFeatured", "regionId", "name." + language);
-        return getSource(CITY_ALIAS, id, fields, Arrival.nanos());
+        return getSource(CITY_ALIAS, id, fields, arrival.getAsLong());
     }
 
     /** Its deadline runs from now, when the city's answer shows the region is needed. */
@@ -180,7 +180,7 @@ public final class CityRepository implements CityLookup, AutoCloseable {
             return null;
         }
         if (response.source() == null) {
-            warnings.warn("Elasticsearch answered " + what + " with a document without _source", "index", alias);
+            LOG.atWarn().addKeyValue("index", alias).log("Elasticsearch answered " + what + " with a document without _source");
             throw AppError.unavailable();
         }
         return response.source();
@@ -234,17 +234,17 @@ public final class CityRepository implements CityLookup, AutoCloseable {
     }
 
     private AppError timedOut(String what) {
-        warnings.warn("Elasticsearch timed out: " + what, "timeout_ms", timeoutMs);
+        LOG.atWarn().addKeyValue("timeout_ms", timeoutMs).log("Elasticsearch timed out: " + what);
         return AppError.timeout();
     }
 
+    /** A failure's warning carries it and its causes, as the logger writes a failure (the spec). */
     private AppError backendFailure(String what, Exception e) {
-        boolean timedOut = AppError.causes(e).stream()
-                .anyMatch(t -> t instanceof SocketTimeoutException || t instanceof ConnectTimeoutException);
-        warnings.warn(
-                (timedOut ? "Elasticsearch timed out: " : "Elasticsearch unavailable: ") + what,
-                "error",
-                AppError.describe(e));
+        boolean timedOut = false;
+        for (Throwable t = e; t != null && !timedOut; t = t.getCause() == t ? null : t.getCause()) {
+            timedOut = t instanceof SocketTimeoutException || t instanceof ConnectTimeoutException;
+        }
+        LOG.atWarn().setCause(e).log((timedOut ? "Elasticsearch timed out: " : "Elasticsearch unavailable: ") + what);
         return timedOut ? AppError.timeout() : AppError.unavailable();
     }
 

@@ -137,7 +137,8 @@ public record Config(
                 + elasticsearchTimeoutMs + ", logLevel=" + logLevel + ", tracing=" + tracing + "]";
     }
 
-    private static boolean digitsOnly(String s) {
+    /** One or more ASCII digits (the spec's numbers). */
+    static boolean digitsOnly(String s) {
         return !s.isEmpty() && s.chars().allMatch(c -> c >= '0' && c <= '9');
     }
 }

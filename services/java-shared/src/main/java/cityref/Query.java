@@ -68,15 +68,12 @@ public record Query(long id, Language language) {
 
     /** ASCII digits only (leading zeros allowed), 1 to Long.MAX_VALUE; null otherwise. */
     static Long parseId(String value) {
-        if (value.isEmpty() || !value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (!Config.digitsOnly(value)) {
             return null; // also rejects a sign, spaces and non-ASCII digits
         }
-        String digits = value.replaceFirst("^0+", "");
-        if (digits.isEmpty() || digits.length() > 19) {
-            return null;
-        }
         try {
-            return Long.parseLong(digits);
+            long id = Long.parseLong(value); // leading zeros of any length, then the range
+            return id >= 1 ? id : null;
         } catch (NumberFormatException e) {
             return null; // above Long.MAX_VALUE
         }

@@ -63,7 +63,7 @@ class QueryTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"1,1", "007,7", "9223372036854775807,9223372036854775807"})
+    @CsvSource({"1,1", "007,7", "9223372036854775807,9223372036854775807", "000000000000000000000000042,42"})
     void validIds(String value, long expected) {
         assertEquals(expected, Query.parseId(value));
     }

@@ -1,8 +1,6 @@
 package cityref;
 
 import io.opentelemetry.api.OpenTelemetry;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.actuate.endpoint.web.EndpointMediaTypes;
@@ -19,7 +17,6 @@ import org.springframework.http.MediaType;
 @SpringBootApplication(proxyBeanMethods = false)
 @EnableConfigurationProperties(Settings.class)
 public class Application {
-    private static final Logger BACKEND_LOG = LoggerFactory.getLogger(CityRepository.class);
 
     public static void main(String[] args) {
         if (args.length == 1 && args[0].equals("healthcheck")) {
@@ -53,14 +50,8 @@ public class Application {
      */
     @Bean
     CityRepository cityRepository(Config config, ObjectProvider<OpenTelemetry> openTelemetry) {
-        return new CityRepository(
-                config,
-                (message, field, value) -> BACKEND_LOG
-                        .atWarn()
-                        .setMessage(message)
-                        .addKeyValue(field, value)
-                        .log(),
-                config.tracing() ? openTelemetry.getObject() : null);
+        // the city's deadline from the request's Arrival: Tomcat's executor queues tasks
+        return new CityRepository(config, config.tracing() ? openTelemetry.getObject() : null, Arrival::nanos);
     }
 
     /**

@@ -40,7 +40,7 @@ class StartupCheck implements SmartInitializingSingleton, ApplicationListener<We
         private static final long serialVersionUID = 1L;
 
         ElasticsearchUnreachable(String url, Throwable cause) {
-            super("Elasticsearch is not reachable at " + url + " (GET /_cluster/health): " + AppError.describe(cause));
+            super("Elasticsearch is not reachable at " + url + " (GET /_cluster/health): " + cause, cause);
         }
     }
 

@@ -57,23 +57,8 @@ sealed class AppError(
     data object Internal : AppError(500, "Internal Server Error: unexpected error.")
 }
 
-/** The longest chain of causes [describe] and [causes] follow (a chain may loop). */
+/** The longest chain of causes [causes] follows (a chain may loop). */
 private const val MAX_CHAIN = 10
 
 /** [this] and its causes, at most [MAX_CHAIN] in all. */
 fun Throwable.causes(): Sequence<Throwable> = generateSequence(this) { it.cause.takeIf { c -> c !== it } }.take(MAX_CHAIN)
-
-/**
- * A failure as a log line's `error` field (with its causes, as the spec asks): its text, then each cause's text
- * that the text so far does not already contain, joined by `": "`; a throwable's text is its simple
- * class name, then `": "` and its message if it has one.
- */
-fun describe(e: Throwable): String =
-    e.causes().fold("") { text, t ->
-        val own = t.message?.let { "${t.javaClass.simpleName}: $it" } ?: t.javaClass.simpleName
-        when {
-            text.isEmpty() -> own
-            own in text -> text
-            else -> "$text: $own"
-        }
-    }

@@ -167,7 +167,7 @@ class Elasticsearch(
         e: Throwable,
     ): AppError {
         if (e.causes().any { it is InterruptedIOException }) return timedOut(what)
-        log.atWarn().addKeyValue("error", describe(e)).log("Elasticsearch unavailable: {}", what)
+        log.atWarn().setCause(e).log("Elasticsearch unavailable: {}", what)
         return AppError.Unavailable
     }
 

@@ -89,7 +89,7 @@ class Startup internal constructor(
             log
                 .atError()
                 .addKeyValue("url", config.redactedElasticsearchUrl)
-                .addKeyValue("error", describe(e))
+                .setCause(e)
                 .log("Elasticsearch is not reachable at {} (GET /_cluster/health)", config.redactedElasticsearchUrl)
             exitProcess(1)
         }
