@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -130,28 +130,6 @@ PROFILES = {
         rate=500,
         rate_connections=64,
     ),
-    # before-after (`--before-tag TAG`, bench/beforeafter.py): every service's image at two commits, the
-    # observability profile's block method (2 starts, 5 interleaved rounds at 64 connections and 500 req/s over
-    # 64 connections, warm-up up to 90 s) over the images only: about 55 minutes for the twelve images on 2 cores.
-    "before-after": Profile(
-        "before-after",
-        [1, 1],
-        5,
-        [64],
-        8,
-        [],
-        8,
-        2,
-        0.5,
-        stable_cap_s=90.0,
-        blocks=2,
-        rounds=5,
-        round_s=3.0,
-        bare=False,
-        aot_variants=False,
-        rate=500,
-        rate_connections=64,
-    ),
     "smoke": Profile(
         "smoke",
         [],
@@ -174,6 +152,9 @@ PROFILES = {
         rate_connections=8,
     ),
 }
+# before-after (`--before-tag TAG`, bench/beforeafter.py): the observability profile's block method over the
+# images only, every service's image at two commits: about 55 minutes for the twelve images on 2 cores.
+PROFILES["before-after"] = replace(PROFILES["observability"], name="before-after", bare=False)
 
 
 @dataclass
