@@ -93,12 +93,16 @@ async fn main() -> ExitCode {
     // actix's default worker count; std honours the cgroup (v1 and v2) CPU quota: 1 worker
     // under a 1-CPU quota.
     let workers = std::thread::available_parallelism().map_or(2, NonZero::get);
-    // One service (client, connection pool, region cache, in-flight permits) for all workers.
-    let service = web::Data::new(CityService::new(repository));
-    let server = HttpServer::new(move || transport::app(service.clone()))
-        .shutdown_signal(stop_signal(terminate, interrupt)) // graceful; replaces actix's handlers
-        .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
-        .bind(("0.0.0.0", config.port));
+    // Each worker its own client (its connection pool); the region cache and the in-flight
+    // permits are shared by all (`CityRepository::for_worker` says why).
+    let repository = std::sync::Arc::new(repository);
+    let server = HttpServer::new(move || {
+        let repository = repository.for_worker().expect("the same URL built a client above");
+        transport::app(web::Data::new(CityService::new(repository)))
+    })
+    .shutdown_signal(stop_signal(terminate, interrupt)) // graceful; replaces actix's handlers
+    .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
+    .bind(("0.0.0.0", config.port));
     let server = match server {
         Ok(server) => server.run(),
         Err(e) => {

@@ -104,14 +104,16 @@ pub trait CityLookup {
 /// measurement, see README.md). Beyond it a request waits for a permit, inside its timeout.
 pub const MAX_IN_FLIGHT: usize = 64;
 
-/// One for the process, shared by all workers (`web::Data`): the client (one connection pool),
-/// the region cache and the permits for requests in flight.
+/// One per worker (`for_worker`), sharing the region cache and the permits for requests in
+/// flight with every other worker; its client (its connection pool) is the worker's own.
 pub struct CityRepository {
     client: Elasticsearch,
+    /// The configured URL, credentials included, to build each worker's client.
+    url: Url,
     timeout: Duration,
     /// Regions that were found, for the life of the process; misses and failures never.
-    regions: RwLock<HashMap<i64, Arc<RegionDoc>>>,
-    in_flight: Semaphore,
+    regions: Arc<RwLock<HashMap<i64, Arc<RegionDoc>>>>,
+    in_flight: Arc<Semaphore>,
     /// The node's host and port, for the client spans.
     host: String,
     port: u16,
@@ -129,31 +131,32 @@ impl CityRepository {
     /// `url` may carry `user:password@`: they are sent as basic auth, never as part of a
     /// request URL (so they never appear in error messages either).
     pub fn new(url: &Url, timeout: Duration) -> Result<CityRepository, BuildError> {
-        let mut base = url.clone();
-        let _ = base.set_username("");
-        let _ = base.set_password(None);
-        if !base.path().ends_with('/') {
-            // Url::join, used per request, would otherwise drop the last path segment.
-            base.set_path(&format!("{}/", base.path()));
-        }
-        let (host, port) = (
-            base.host_str().unwrap_or_default().to_owned(),
-            base.port_or_known_default().unwrap_or_default(),
-        );
-        let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(base))
-            .disable_proxy() // talk to Elasticsearch directly, whatever HTTP_PROXY says
-            // Uncompressed answers (spec): the client's reqwest would ask for gzip otherwise.
-            .header(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
-        if !url.username().is_empty() || url.password().is_some() {
-            let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
-            let (user, password) = (decode(url.username()), decode(url.password().unwrap_or("")));
-            builder = builder.auth(Credentials::Basic(user, password));
-        }
+        let (client, host, port) = client(url)?;
         Ok(CityRepository {
-            client: Elasticsearch::new(builder.build()?),
+            client,
+            url: url.clone(),
             timeout,
-            regions: RwLock::default(),
-            in_flight: Semaphore::new(MAX_IN_FLIGHT),
+            regions: Arc::default(),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            host,
+            port,
+        })
+    }
+
+    /// A repository for another actix worker: the same region cache and in-flight permits, its
+    /// own client. reqwest runs each pooled connection on the runtime that opened it, and actix
+    /// runs one runtime per worker, so a client shared by the workers would lend one worker's
+    /// connections to another; at a graceful stop the idle workers' runtimes end first and their
+    /// connections with them, failing the requests still in flight on the others (reqwest's
+    /// maintainer: <https://github.com/seanmonstar/reqwest/issues/1148>, 2021-09-01).
+    pub fn for_worker(&self) -> Result<CityRepository, BuildError> {
+        let (client, host, port) = client(&self.url)?;
+        Ok(CityRepository {
+            client,
+            url: self.url.clone(),
+            timeout: self.timeout,
+            regions: Arc::clone(&self.regions),
+            in_flight: Arc::clone(&self.in_flight),
             host,
             port,
         })
@@ -242,6 +245,31 @@ impl CityRepository {
             }
         }
     }
+}
+
+/// A client for the node at `url` (one connection pool), and the node's host and port.
+fn client(url: &Url) -> Result<(Elasticsearch, String, u16), BuildError> {
+    let mut base = url.clone();
+    let _ = base.set_username("");
+    let _ = base.set_password(None);
+    if !base.path().ends_with('/') {
+        // Url::join, used per request, would otherwise drop the last path segment.
+        base.set_path(&format!("{}/", base.path()));
+    }
+    let (host, port) = (
+        base.host_str().unwrap_or_default().to_owned(),
+        base.port_or_known_default().unwrap_or_default(),
+    );
+    let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(base))
+        .disable_proxy() // talk to Elasticsearch directly, whatever HTTP_PROXY says
+        // Uncompressed answers (spec): the client's reqwest would ask for gzip otherwise.
+        .header(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+    if !url.username().is_empty() || url.password().is_some() {
+        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let (user, password) = (decode(url.username()), decode(url.password().unwrap_or("")));
+        builder = builder.auth(Credentials::Basic(user, password));
+    }
+    Ok((Elasticsearch::new(builder.build()?), host, port))
 }
 
 /// A found document's `_source` as `T`; `malformed` if it does not fit.

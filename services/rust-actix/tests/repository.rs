@@ -157,3 +157,77 @@ async fn found_regions_are_cached_misses_are_not() {
         ["GET /region/_doc/1?_", "GET /region/_doc/3?_", "GET /region/_doc/3?_"]
     );
 }
+
+/// An Elasticsearch stand-in that keeps every connection open and answers each request on it,
+/// after `delay`, with a plain not-found.
+fn keep_alive(delay: Duration) -> Url {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = Url::parse(&format!("http://{}", listener.local_addr().unwrap())).unwrap();
+    let body = r#"{"_index":"city_v1","_id":"1","found":false}"#;
+    let answer = format!(
+        "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let (mut stream, answer) = (stream.unwrap(), answer.clone());
+            std::thread::spawn(move || {
+                let (mut head, mut buffer) = (Vec::new(), [0; 4096]);
+                while let Ok(n @ 1..) = stream.read(&mut buffer) {
+                    head.extend_from_slice(&buffer[..n]);
+                    if head.ends_with(b"\r\n\r\n") {
+                        head.clear();
+                        std::thread::sleep(delay);
+                        let _ = stream.write_all(answer.as_bytes());
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Two actix workers, each a thread with its own runtime: the first opens a connection, the
+/// second's request is in flight when the first worker stops (as an idle worker does first at a
+/// graceful stop). A client shared by both would have lent the second worker the first one's
+/// connection, which ends with its runtime; each worker's own client does not.
+#[test]
+fn a_workers_request_outlives_another_workers_runtime() {
+    let first = CityRepository::new(&keep_alive(Duration::from_millis(300)), Duration::from_secs(5)).unwrap();
+    let second = first.for_worker().unwrap();
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let (opened, is_open) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        runtime().block_on(async {
+            opened.send(first.find_city(1, Language::En).await).unwrap();
+            // alive, as a worker serving nothing, until told to stop
+            while stopped.try_recv().is_err() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+    });
+    assert_eq!(is_open.recv().unwrap(), Ok(None));
+    let in_flight = std::thread::spawn(move || runtime().block_on(second.find_city(1, Language::En)));
+    std::thread::sleep(Duration::from_millis(100));
+    stop.send(()).unwrap();
+    worker.join().unwrap();
+    assert_eq!(in_flight.join().unwrap(), Ok(None));
+}
+
+#[actix_web::test]
+async fn workers_share_the_region_cache() {
+    let found = r#"{"_index":"region_v1","_id":"1","found":true,"_source":{"name.en":"Prague"}}"#;
+    let (url, heads) = common::elasticsearch(move |_| Some(answer("200 OK", found)));
+    let first = repository(&url);
+    let second = first.for_worker().unwrap();
+    assert!(first.find_region(1).await.unwrap().is_some());
+    assert!(second.find_region(1).await.unwrap().is_some());
+    assert_eq!(heads.lock().unwrap().len(), 1);
+}
