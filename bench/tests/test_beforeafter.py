@@ -57,3 +57,22 @@ def test_the_current_image_against_the_earlier_one() -> None:
     cpu_row = next(line for line in table.splitlines() if line.startswith("| CPU per request (64 connections)"))
     assert "-20 %" in cpu_row
     assert "No before/after pair for rust-actix" in beforeafter.markdown(doc, "rust-actix", "run.json")
+
+
+def test_an_earlier_image_is_gated_on_every_golden_case_but_its_own_spec(monkeypatch, tmp_path) -> None:
+    """The gate leaves out only GET and HEAD /api-docs (the image serves its own commit's spec) for an earlier
+    image, and nothing for a current one."""
+    from bench import runner
+
+    seen = []
+
+    def fake_run(argv, **_):
+        seen.append(argv)
+        return type("P", (), {"returncode": 0, "stdout": "", "stderr": ""})()
+
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    running = type("R", (), {"url": "http://127.0.0.1:1"})()
+    runner.verify_gate(running, tmp_path / "a", "go-kit", beforeafter.API_DOCS_CASES)
+    runner.verify_gate(running, tmp_path / "b", "go-kit")
+    assert "--pytest-arg=not (golden[api-docs] or golden[api-docs.head])" in seen[0]
+    assert not any(a.startswith("--pytest-arg") for a in seen[1])
