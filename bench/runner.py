@@ -153,7 +153,7 @@ PROFILES = {
     ),
 }
 # before-after (`--before-tag TAG`, bench/beforeafter.py): the observability profile's block method over the
-# images only, every service's image at two commits: about 55 minutes for the twelve images on 2 cores.
+# images only, every service's image at two commits: 38 minutes for the twelve images on 2 cores (the published run).
 PROFILES["before-after"] = replace(PROFILES["observability"], name="before-after", bare=False)
 
 
