@@ -131,16 +131,7 @@ impl CityRepository {
     /// `url` may carry `user:password@`: they are sent as basic auth, never as part of a
     /// request URL (so they never appear in error messages either).
     pub fn new(url: &Url, timeout: Duration) -> Result<CityRepository, BuildError> {
-        let (client, host, port) = client(url)?;
-        Ok(CityRepository {
-            client,
-            url: url.clone(),
-            timeout,
-            regions: Arc::default(),
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-            host,
-            port,
-        })
+        Self::sharing(url, timeout, Arc::default(), Arc::new(Semaphore::new(MAX_IN_FLIGHT)))
     }
 
     /// A repository for another actix worker: the same region cache and in-flight permits, its
@@ -150,13 +141,28 @@ impl CityRepository {
     /// connections with them, failing the requests still in flight on the others (reqwest's
     /// maintainer: <https://github.com/seanmonstar/reqwest/issues/1148>, 2021-09-01).
     pub fn for_worker(&self) -> Result<CityRepository, BuildError> {
-        let (client, host, port) = client(&self.url)?;
+        Self::sharing(
+            &self.url,
+            self.timeout,
+            Arc::clone(&self.regions),
+            Arc::clone(&self.in_flight),
+        )
+    }
+
+    /// A new client for the node at `url`, with the given cache and permits.
+    fn sharing(
+        url: &Url,
+        timeout: Duration,
+        regions: Arc<RwLock<HashMap<i64, Arc<RegionDoc>>>>,
+        in_flight: Arc<Semaphore>,
+    ) -> Result<CityRepository, BuildError> {
+        let (client, host, port) = client(url)?;
         Ok(CityRepository {
             client,
-            url: self.url.clone(),
-            timeout: self.timeout,
-            regions: Arc::clone(&self.regions),
-            in_flight: Arc::clone(&self.in_flight),
+            url: url.clone(),
+            timeout,
+            regions,
+            in_flight,
             host,
             port,
         })
