@@ -226,12 +226,18 @@ def markdown(obs: dict | None) -> str:
     the baseline with its 95 % interval (the CPU table also has the trace backend's own CPU per request)."""
     if not obs:
         return "No observability variants in this run (`make bench-observability`).\n"
-    names = list(obs["variants"])
+    # the variants the run measured for at least one service (`--variants` may name a few)
+    names = [
+        n
+        for n in obs["variants"]
+        if any(not (row["variants"].get(n) or {"not_applicable": 1}).get("not_applicable") for row in obs["services"].values())
+    ]
     out = ["Variants: " + "; ".join(f"`{n}`: {obs['variants'][n]}" for n in names) + ".", ""]
     for key, title in FIGURES:
         cols = [f"`{n}`" for n in names]
         if key == "cpu":
-            cols += ["trace backend CPU µs/request (`trace-all`, `agent`)"]
+            traced = [n for n in ("trace-all", "agent") if n in names]
+            cols += [f"trace backend CPU µs/request ({', '.join(f'`{n}`' for n in traced)})"] if traced else []
         title = title.format(closed=obs.get("closed", "closed loop"), rate=obs.get("rate", "fixed rate"))
         out += [f"**{title}**, change against the baseline [95 % interval]:", ""]
         out += ["| framework | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
@@ -245,10 +251,10 @@ def markdown(obs: dict | None) -> str:
                     cells.append("n/a (no JVM)")
                 else:
                     cells.append(_delta(c.get(key)))
-            if key == "cpu":
+            if key == "cpu" and traced:
                 backend = [
                     f"{row['variants'][n]['backend_cpu_us_per_request']:.0f}"
-                    for n in ("trace-all", "agent")
+                    for n in traced
                     if (row["variants"].get(n) or {}).get("backend_cpu_us_per_request") is not None
                 ]
                 cells.append(" / ".join(backend) or "–")
@@ -275,7 +281,8 @@ def page(doc: dict, run_link: str) -> str:
         "",
         f"Run `{doc.get('run_id')}` ([run.json]({run_link})), `{doc.get('command') or 'python -m bench'}`: every "
         f"service bare under {doc['limits']['cpus']} CPUs and {doc['limits']['memory_bytes'] // 2**20} MiB, its "
-        f"baseline and each variant started {method.get('blocks', '?')} times, {method.get('rounds', '?')} "
+        f"baseline and each variant started {method.get('blocks', '?')} time{'' if method.get('blocks') == 1 else 's'}, "
+        f"{method.get('rounds', '?')} "
         "interleaved rounds per start; each cell is the variant against its own baseline, per round of each "
         "start, with its 95 % hierarchical bootstrap interval (bench/ranking.py, bench/observability.py). "
         f"Machine: {doc.get('machine', {}).get('cpu_model', '?')}, {doc.get('machine', {}).get('cpus', '?')} CPUs.",
