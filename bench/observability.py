@@ -230,7 +230,10 @@ def markdown(obs: dict | None) -> str:
     names = [
         n
         for n in obs["variants"]
-        if any(not (row["variants"].get(n) or {"not_applicable": 1}).get("not_applicable") for row in obs["services"].values())
+        if any(
+            not (row["variants"].get(n) or {"not_applicable": 1}).get("not_applicable")
+            for row in obs["services"].values()
+        )
     ]
     out = ["Variants: " + "; ".join(f"`{n}`: {obs['variants'][n]}" for n in names) + ".", ""]
     for key, title in FIGURES:
@@ -281,8 +284,8 @@ def page(doc: dict, run_link: str) -> str:
         "",
         f"Run `{doc.get('run_id')}` ([run.json]({run_link})), `{doc.get('command') or 'python -m bench'}`: every "
         f"service bare under {doc['limits']['cpus']} CPUs and {doc['limits']['memory_bytes'] // 2**20} MiB, its "
-        f"baseline and each variant started {method.get('blocks', '?')} time{'' if method.get('blocks') == 1 else 's'}, "
-        f"{method.get('rounds', '?')} "
+        f"baseline and each variant started {method.get('blocks', '?')} "
+        f"time{'' if method.get('blocks') == 1 else 's'}, {method.get('rounds', '?')} "
         "interleaved rounds per start; each cell is the variant against its own baseline, per round of each "
         "start, with its 95 % hierarchical bootstrap interval (bench/ranking.py, bench/observability.py). "
         f"Machine: {doc.get('machine', {}).get('cpu_model', '?')}, {doc.get('machine', {}).get('cpus', '?')} CPUs.",

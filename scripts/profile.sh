@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# scripts/profile.sh SERVICE [SECONDS] — a CPU profile of one built service under load.
+# scripts/profile.sh SERVICE [SECONDS] — a CPU profile of one service's Elasticsearch path under load.
 #
-# Starts the service bare from its cityref.yaml command on CPU 1 against the Elasticsearch of
-# `make es` (fixture city 3), warms it up with wrk on CPU 0 (64 connections; WARMUP_SECONDS, default
-# 90 s for a JVM — C2 on one CPU still compiles 11–31 % of the time at 30–50 s — and 30 s for a
-# native binary), then profiles a SECONDS-long window (default 20) of the same load:
-#   JVM services   async-profiler 4.2 (Maven Central), cpu event, 5 s chunks, window's chunks kept;
-#   native ones    perf record -g (frame pointers; stripped binaries give addresses only).
-# Prints req/s, the service's CPU µs per request in the window (from /proc/<pid>/stat, profiler
-# overhead included) and the top frames by self and inclusive time.
-# Output: out/profiles/<service>/<timestamp>/ (collapsed stacks or perf.data, wrk output).
+# Starts the service bare on CPU 1 against the Elasticsearch of `make es` (fixture city 3), warms it up
+# on CPU 0 (WARMUP_SECONDS, default 90 s for a JVM — C2 on one CPU still compiles 11–31 % of the time
+# at 30–50 s — and 30 s for a native binary), then profiles a SECONDS-long window (default 20) of the
+# same load: 64 connections, closed loop (wrk), or with RATE=N a fixed N req/s over 64 connections
+# (vegeta, as the benchmark's fixed-rate step). The profiler per ecosystem:
+#   JVM services  the descriptor's command, async-profiler 4.2 (Maven Central): cpu event, 1 ms,
+#                 5 s chunks from launch, the chunks written inside the window kept;
+#   rust-actix    perf record -g, on a build of its own with symbols and frame pointers
+#                 (CARGO_PROFILE_RELEASE_STRIP=none, -C force-frame-pointers=yes; fat LTO as shipped);
+#   go-kit        pprof, on a build with `-tags pprof` (pprof.go: net/http/pprof on 127.0.0.1:6060).
+# Prints req/s, the service's CPU µs per request in the window (/proc/<pid>/stat, profiler overhead
+# included), its shares by component and top frames (scripts/profile_report.py), also in report.txt.
+# PUBLISH=1: the profile also goes into docs/results/profiles/SERVICE.json (one per step), from which
+# `make readme-table` writes the service README's profile section.
+# Output: out/profiles/<service>/<timestamp>[-rate<N>]/ (stacks, the load's output, report.txt).
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 svc=${1:?usage: scripts/profile.sh SERVICE [SECONDS]}
 seconds=${2:-20}
 port=18190
 url="http://127.0.0.1:$port/city/v1/get?id=3&language=de"
-out="$OUT/profiles/$svc/$(date -u +%Y%m%dT%H%M%SZ)"
+rate=${RATE:-}
+out="$OUT/profiles/$svc/$(date -u +%Y%m%dT%H%M%SZ)${rate:+-rate$rate}"
 mkdir -p "$out"
 command -v wrk >/dev/null || die "wrk missing (apt-get install wrk)"
+vegeta="$CACHE/bin/vegeta"
+[ -z "$rate" ] || [ -x "$vegeta" ] || scripts/bench.sh vegeta
 
 argv=()   # the descriptor's command, shell-quoted by its reader
 eval "argv=($(scripts/python.sh scripts/services.py get "$svc" command))"
@@ -26,6 +35,19 @@ jvm=0
 [ -f "services/$svc/pom.xml" ] && jvm=1
 warmup=${WARMUP_SECONDS:-$([ $jvm = 1 ] && echo 90 || echo 30)}
 env_extra=()
+case $svc in
+  rust-actix)  # the shipped build's settings (its Makefile), plus symbols and frame pointers
+    triple=$(rustc -vV | sed -n 's/^host: //p')
+    log "building $svc with symbols and frame pointers into $CACHE/profile-target"
+    (cd "services/$svc" && RUSTFLAGS="-C target-feature=+crt-static -C force-frame-pointers=yes" \
+      CARGO_PROFILE_RELEASE_STRIP=none cargo --locked build -q --release --target "$triple" \
+      --target-dir "$CACHE/profile-target") || die "profile build of $svc failed"
+    argv=("$CACHE/profile-target/$triple/release/cityref-rust-actix") ;;
+  go-kit)  # symbols kept (no -s -w) and pprof.go built in
+    log "building $svc with -tags pprof into $CACHE/profile-bin"
+    (cd "services/$svc" && go build -tags pprof -o "$CACHE/profile-bin/cityref-go-kit" .) || die "profile build of $svc failed"
+    argv=("$CACHE/profile-bin/cityref-go-kit") ;;
+esac
 if [ $jvm = 1 ]; then
   jar="$HOME/.m2/repository/tools/profiler/async-profiler/4.2/async-profiler-4.2-linux-x64.jar"
   if [ ! -f "$jar" ]; then
@@ -46,66 +68,60 @@ pid=$!
 trap 'kill -TERM $pid 2>/dev/null || true' EXIT
 for _ in $(seq 300); do curl -sf -o /dev/null "$url" && break; sleep 0.05; done
 curl -sf -o /dev/null "$url" || die "$svc did not answer on :$port (log: $out/service.log)"
-# the JVM's own pid (run.sh execs java, so $pid is it)
+# the service's own pid (run.sh execs java, so $pid is it)
 cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-log "warm-up: ${warmup}s at 64 connections"
-taskset -c 0 wrk -t1 -c64 -d"${warmup}s" "$url" >"$out/wrk-warmup.txt"
+# the load, on CPU 0: LOAD SECONDS OUTPUT
+load() {
+  if [ -z "$rate" ]; then
+    taskset -c 0 wrk -t1 -c64 -d"$1s" "$url" >"$2"
+  else
+    echo "GET $url" | taskset -c 0 "$vegeta" attack -rate="$rate/s" -duration="$1s" -workers=64 -max-workers=64 \
+      -connections=64 -max-connections=64 | "$vegeta" report >"$2"
+  fi
+}
+log "warm-up: ${warmup}s, ${rate:+$rate req/s over }64 connections"
+load "$warmup" "$out/load-warmup.txt"
 window_start=$(date +%s)
-if [ $jvm = 0 ]; then
-  perf record -F 999 -g -p "$pid" -o "$out/perf.data" -- sleep "$seconds" >/dev/null 2>&1 &
-  perf_pid=$!
-fi
+case $svc in
+  rust-actix) perf record -F 999 -g -p "$pid" -o "$out/perf.data" -- sleep "$seconds" >/dev/null 2>&1 & prof=$! ;;
+  go-kit) curl -sf -o "$out/cpu.pprof" "http://127.0.0.1:6060/debug/pprof/profile?seconds=$seconds" & prof=$! ;;
+esac
 c0=$(cpu)
-taskset -c 0 wrk -t1 -c64 -d"${seconds}s" "$url" >"$out/wrk.txt"
+load "$seconds" "$out/load.txt"
 c1=$(cpu)
 window_end=$(date +%s)
 if [ $jvm = 1 ]; then
   # chunks that ended inside the window, the first (which began in the warm-up) excluded
   find "$out" -name 'chunk-*.collapsed' -newermt "@$((window_start + 5))" ! -newermt "@$((window_end + 1))" \
-    -exec cat {} + >"$out/profile.collapsed"
+    -exec cat {} + >"$out/stacks.txt"
+  format=()
 else
-  wait "$perf_pid" || true
+  wait "$prof" || die "the profiler failed"
 fi
 kill -TERM $pid; wait $pid || true
 trap - EXIT
+case $svc in
+  rust-actix) perf script -i "$out/perf.data" -F comm,tid,time,ip,sym,dso >"$out/stacks.txt" 2>/dev/null; format=(--perf) ;;
+  go-kit) go tool pprof -traces "$CACHE/profile-bin/cityref-go-kit" "$out/cpu.pprof" >"$out/stacks.txt" 2>/dev/null; format=(--pprof) ;;
+esac
 
-requests=$(awk '/requests in/{print $1}' "$out/wrk.txt")
-echo "$svc: $(grep Requests/sec "$out/wrk.txt" | tr -s ' ') ; CPU per request $(python3 -c "print(round(($c1 - $c0) * 1e4 / $requests, 1))") µs (profiler attached)"
-if [ $jvm = 1 ]; then
-  scripts/python.sh - "$out/profile.collapsed" <<'EOF'
-import collections, sys
-self_, incl, total = collections.Counter(), collections.Counter(), 0
-for line in open(sys.argv[1]):
-    stack, _, n = line.rstrip("\n").rpartition(" ")
-    n = int(n); frames = stack.split(";"); total += n
-    self_[frames[-1]] += n
-    for f in set(frames):
-        incl[f] += n
-for title, counter in (("self", self_), ("inclusive", incl)):
-    print(f"top frames by {title} time ({total} samples):")
-    for f, n in counter.most_common(15 if title == "self" else 30):
-        print(f"  {100 * n / total:5.1f}%  {f[:140]}")
-# Samples with a frame of each component (a sample can count for several).
-COMPONENTS = {
-    "JIT compiler threads": ("CompileBroker",), "GC": ("GCTaskThread", "VM_GenCollect", "SerialHeap", "DefNewGeneration"),
-    "Elasticsearch client (co/elastic, org/elasticsearch)": ("co/elastic/", "org/elasticsearch/"),
-    "Apache HttpAsyncClient (org/apache/http)": ("org/apache/http/",), "Jackson": ("com/fasterxml/",),
-    "Micrometer": ("io/micrometer/",), "logging": ("ch/qos/logback", "java/util/logging", "org/slf4j"),
-    "Netty": ("io/netty/",), "Ktor": ("io/ktor/",), "Jetty": ("org/eclipse/jetty/",), "http4k": ("org/http4k/",),
-    "Helidon": ("io/helidon/",), "JSON-P": ("jakarta/json", "org/eclipse/parsson"), "cityref": ("cityref/",),
-    "kernel": ("_[k]",),
-}
-samples = [(line.rstrip("\n").rpartition(" ")) for line in open(sys.argv[1])]
-print("by component (inclusive):")
-for name, marks in COMPONENTS.items():
-    n = sum(int(c) for st, _, c in samples if any(m in st for m in marks))
-    if n:
-        print(f"  {100 * n / total:5.1f}%  {name}")
-EOF
-else
-  for mode in --no-children --children; do
-    echo "top frames ($mode):"
-    perf report -i "$out/perf.data" $mode --sort symbol --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -15 | cut -c1-150
-  done
+if [ -z "$rate" ]; then
+  requests=$(awk '/requests in/{print $1}' "$out/load.txt")
+  throughput="$(awk '/Requests\/sec/{printf "%d req/s", $2}' "$out/load.txt")"
+  step="64 connections"
+else  # vegeta's report: "Requests [total, rate, throughput] N, R, T" and "Latencies [min, mean, 50, 90, 95, 99, max] …"
+  requests=$(awk '/^Requests/{split($0, a, "] +"); split(a[2], b, ", "); print b[1]}' "$out/load.txt")
+  throughput="$(awk '/^Requests/{split($0, a, "] +"); split(a[2], b, ", "); printf "%d req/s", b[3]}
+    /^Latencies/{split($0, a, "] +"); split(a[2], b, ", "); printf ", p99 %s", b[6]}' "$out/load.txt")"
+  step="$rate req/s"
 fi
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- services scripts || echo +dirty)"
+machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs"
+cpu_us=$(python3 -c "print(round(($c1 - $c0) * 1e4 / $requests, 1))")
+{
+  echo "$svc at $commit, $step: $throughput; CPU per request $cpu_us µs (profiler attached)"
+  scripts/python.sh scripts/profile_report.py "$svc" "$out/stacks.txt" "${format[@]}" --step "$step" \
+    --throughput "$throughput" --cpu-us "$cpu_us" --commit "$commit" --date "$(date -u +%Y-%m-%d)" \
+    --machine "$machine" ${PUBLISH:+--publish}
+} | tee "$out/report.txt"
 echo "output: $out"

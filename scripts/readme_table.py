@@ -3,7 +3,8 @@ and "Results at a glance", from the published run (docs/results/latest/run.json;
 docs/development.md's tables of `make test`'s stages, from the stage tables of a cold and a warm run
 (docs/results/ci/{cold,warm}.json: out/results/stages.json of `bash .ci/run` on a fresh clone); and
 services/README.md's source lines per service (scripts/source_lines.py); and each service README's
-before/after table, from the before/after run (docs/results/before-after/run.json; bench/beforeafter.py).
+before/after table, from the before/after run (docs/results/before-after/run.json; bench/beforeafter.py), and
+its Elasticsearch-path profile, from docs/results/profiles/<service>.json (scripts/profile_report.py).
 
     readme_table.py           rewrite each between its markers
     readme_table.py --check   exit 1 if a document differs from what they give, or if the published run has
@@ -23,6 +24,7 @@ import json
 import pathlib
 import sys
 
+import profile_report
 import source_lines
 
 from bench import beforeafter, publish
@@ -46,6 +48,12 @@ BEFORE_AFTER_BEGIN = (
     "<!-- before/after: generated from docs/results/before-after/run.json by `make readme-table`; do not edit -->"
 )
 BEFORE_AFTER_END = "<!-- end of before/after -->"
+
+PROFILES = profile_report.PUBLISHED
+PROFILE_BEGIN = (
+    "<!-- profile: generated from docs/results/profiles/<service>.json by `make readme-table`; do not edit -->"
+)
+PROFILE_END = "<!-- end of the profile -->"
 
 MATRIX = "docs/protocol-matrix.md"
 DEVELOPMENT = descriptors.ROOT / "docs" / "development.md"
@@ -136,23 +144,28 @@ def between(text: str, begin: str, end: str, content: str) -> str:
     return text[:start] + "\n" + content.rstrip("\n") + "\n" + text[stop:]
 
 
-def before_after() -> dict[pathlib.Path, tuple[str, str]]:
-    """{service README: (its text, its text with the before/after table)} for every service of the run."""
-    if not BEFORE_AFTER.exists():
-        return {}
-    doc = beforeafter.load(BEFORE_AFTER)
-    out = {}
-    for service in sorted(beforeafter.changes(doc)):
+def service_blocks() -> dict[pathlib.Path, tuple[str, str]]:
+    """{service README: (its text, its text with its generated blocks)}: the before/after table of every
+    service of the before/after run, the profile of every service with a published one."""
+    texts: dict[pathlib.Path, str] = {}
+
+    def update(service: str, begin: str, end: str, content: str) -> None:
         path = descriptors.SERVICES / service / "README.md"
-        text = path.read_text(encoding="utf-8")
-        if BEFORE_AFTER_BEGIN not in text:
-            raise SystemExit(f"{path}: no before/after markers ({BEFORE_AFTER_BEGIN})")
+        text = texts.get(path) or path.read_text(encoding="utf-8")
+        if begin not in text:
+            raise SystemExit(f"{path}: no markers {begin}")
+        texts[path] = between(text, begin, end, content)
+
+    if BEFORE_AFTER.exists():
+        doc = beforeafter.load(BEFORE_AFTER)
         link = f"../../{beforeafter.PUBLISHED.as_posix()}"
-        out[path] = (
-            text,
-            between(text, BEFORE_AFTER_BEGIN, BEFORE_AFTER_END, beforeafter.markdown(doc, service, link)),
-        )
-    return out
+        for service in sorted(beforeafter.changes(doc)):
+            update(service, BEFORE_AFTER_BEGIN, BEFORE_AFTER_END, beforeafter.markdown(doc, service, link))
+    for path in sorted(PROFILES.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        link = f"../../{path.relative_to(descriptors.ROOT).as_posix()}"
+        update(doc["service"], PROFILE_BEGIN, PROFILE_END, profile_report.markdown(doc, link))
+    return {path: (path.read_text(encoding="utf-8"), text) for path, text in texts.items()}
 
 
 def render(text: str) -> str:
@@ -167,12 +180,13 @@ def main(argv: list[str]) -> int:
     dev_new = between(dev_text, STAGES_BEGIN, STAGES_END, stages_tables())
     svc_text = SERVICES_README.read_text(encoding="utf-8")
     svc_new = between(svc_text, SOURCES_BEGIN, SOURCES_END, source_lines.table())
-    pairs = before_after()
+    pairs = service_blocks()
     if "--check" in argv:
         stale = [str(p.relative_to(descriptors.ROOT)) for p, (old, new) in pairs.items() if old != new]
         if stale:
             print(
-                f"{', '.join(stale)}: the before/after table differs from its run: run `make readme-table`",
+                f"{', '.join(stale)}: the before/after table or the profile differs from its source: "
+                "run `make readme-table`",
                 file=sys.stderr,
             )
             return 1
