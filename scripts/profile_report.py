@@ -102,17 +102,15 @@ FRAMEWORK = {
 }
 # Go: a sample in a system call as pprof sees it (the kernel's own frames are invisible to it)
 GO_SYSCALL = (
-    "syscall.Syscall",
-    "syscall.RawSyscall",
-    "internal/runtime/syscall.",
-    "syscall.syscall",
+    "syscall.",
+    "internal/runtime/syscall/",
+    "runtime/internal/syscall.",
     "runtime.futex",
     "runtime.epollwait",
     "runtime.write1",
     "runtime.read",
     "runtime.usleep",
     "runtime.nanotime1",
-    "runtime/internal/syscall.",
 )
 
 
@@ -160,7 +158,7 @@ def read_perf(path: Path):
 
 def read_pprof_traces(path: Path):
     """`go tool pprof -traces` output: blocks between dashed lines, the first line `<value> <leaf>`."""
-    scale = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3}
+    scale = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3}  # to ms
     frames: list[str] = []
     value = 0.0
     for line in path.read_text().splitlines() + ["-----------+"]:
@@ -171,7 +169,7 @@ def read_pprof_traces(path: Path):
             continue
         m = re.match(r"\s+([0-9.]+)(ns|us|µs|ms|s)\s+(\S.*)$", line)
         if m:
-            value = float(m.group(1)) * scale[m.group(2)]
+            value = float(m.group(1)) * scale[m.group(2)] / 10  # in samples: pprof's CPU profile runs at 100 Hz
             frames.append(m.group(3).strip())
         elif frames and line.strip():
             frames.append(line.strip())
