@@ -115,7 +115,7 @@ else  # vegeta's report: "Requests [total, rate, throughput] N, R, T" and "Laten
     /^Latencies/{split($0, a, "] +"); split(a[2], b, ", "); printf ", p99 %s", b[6]}' "$out/load.txt")"
   step="$rate req/s"
 fi
-commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- services scripts || echo +dirty)"
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- services scripts ':(exclude)*.md' || echo +dirty)"
 machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs"
 cpu_us=$(python3 -c "print(round(($c1 - $c0) * 1e4 / $requests, 1))")
 {

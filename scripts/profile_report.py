@@ -24,7 +24,8 @@ from pathlib import Path
 
 KERNEL = "kernel"
 RUNTIME = "runtime (scheduler, event loop, allocator, GC, JIT)"
-# component -> frame substrings, per language family; the framework's own per service (FRAMEWORK)
+# component -> frame prefixes (a frame matches a prefix it starts with, a Rust `<Type as Trait>` frame by its
+# type's path), per language family; the framework's own per service (FRAMEWORK)
 JVM = {
     "Elasticsearch client": ("co/elastic/", "org/elasticsearch/"),
     "HTTP client": ("org/apache/http/", "org/apache/hc/"),
@@ -52,15 +53,16 @@ JVM = {
         "java/lang/VirtualThread",
         "jdk/internal/vm/Continuation",
         "java/util/concurrent/ForkJoin",
+        "kotlinx/coroutines/",
     ),
 }
 RUST = {
     "Elasticsearch client": ("elasticsearch::",),
-    "HTTP client": ("reqwest::", "hyper::", "hyper_util::", "h2::"),
+    "HTTP client": ("reqwest::", "hyper::", "hyper_util::", "h2::", "tower::", "tower_http::"),
     "JSON": ("serde_json::", "serde::"),
-    "observability (logs, metrics, traces)": ("tracing", "opentelemetry", "prometheus", "metrics::"),
+    "observability (logs, metrics, traces)": ("tracing", "opentelemetry", "prometheus::", "actix_web_prom::"),
     "our code": ("cityref_rust_actix::",),
-    RUNTIME: ("tokio::", "mio::", "malloc", "free", "__libc", "alloc::", "std::"),
+    RUNTIME: ("tokio::", "mio::", "malloc", "_int_", "__malloc", "free", "unlink_chunk", "__libc", "alloc::", "std::"),
 }
 GO = {
     "Elasticsearch client": ("github.com/elastic/",),
@@ -83,7 +85,16 @@ GO = {
     RUNTIME: ("runtime.", "internal/runtime/", "sync.", "internal/poll.(*FD).Init", "internal/poll.runtime_"),
 }
 FRAMEWORK = {
-    "rust-actix": ("actix_", "actix::"),
+    "rust-actix": (
+        "actix_web::",
+        "actix_http::",
+        "actix_server::",
+        "actix_rt::",
+        "actix_service::",
+        "actix_router::",
+        "actix_utils::",
+        "actix_codec::",
+    ),
     "go-kit": (
         "github.com/go-kit/kit/",
         "net/http.(*conn)",
@@ -95,7 +106,7 @@ FRAMEWORK = {
         "net/http.HandlerFunc",
         "net/http.(*connReader)",
     ),
-    "kotlin-ktor": ("io/ktor/", "io/netty/", "kotlinx/coroutines/"),
+    "kotlin-ktor": ("io/ktor/", "io/netty/"),
     "kotlin-http4k": ("org/http4k/", "org/eclipse/jetty/"),
     "java-helidon": ("io/helidon/",),
     "java-spring-boot": ("org/springframework/", "org/apache/catalina/", "org/apache/coyote/", "org/apache/tomcat/"),
@@ -126,8 +137,9 @@ def classify(frames: list[str], table: dict[str, tuple[str, ...]], go: bool) -> 
         return KERNEL
     runtime = False
     for frame in reversed(frames):
+        frame = frame.lstrip("<")
         for name, marks in table.items():
-            if any(m in frame for m in marks):
+            if frame.startswith(marks):
                 if name != RUNTIME:
                     return name
                 runtime = True

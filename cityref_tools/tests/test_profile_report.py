@@ -87,3 +87,17 @@ def test_perf_script_and_pprof_traces_are_read(tmp_path):
         (["main.decode", "encoding/json.Unmarshal"], 1.0),
         (["runtime.futex"], 0.025),
     ]
+
+
+def test_a_rust_frame_belongs_to_its_crate_not_to_a_crate_named_inside_it():
+    got = shares(
+        "rust-actix",
+        [
+            (
+                "<actix_http::h1::Dispatcher<T> as Future>::poll;<tracing_actix_web::TracingResponse<F> as Future>::poll",
+                1,
+            ),
+            ("<actix_http::h1::Dispatcher<T> as Future>::poll;core::ptr::drop_in_place", 1),
+        ],
+    )
+    assert got == {"observability (logs, metrics, traces)": 50.0, "framework": 50.0}
