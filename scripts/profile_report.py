@@ -29,7 +29,7 @@ RUNTIME = "runtime (scheduler, event loop, allocator, GC, JIT)"
 JVM = {
     "Elasticsearch client": ("co/elastic/", "org/elasticsearch/"),
     "HTTP client": ("org/apache/http/", "org/apache/hc/"),
-    "JSON": ("com/fasterxml/", "jakarta/json", "org/eclipse/parsson", "kotlinx/serialization"),
+    "JSON": ("com/fasterxml/", "tools/jackson/", "jakarta/json", "org/eclipse/parsson", "kotlinx/serialization"),
     "observability (logs, metrics, traces)": (
         "io/micrometer/",
         "ch/qos/logback",
@@ -204,8 +204,15 @@ def summary(service: str, samples, top: int = 10) -> dict:
         "samples": round(total),
         "shares": [[name, pct(n)] for name, n in share.most_common()],
         "self": [[f[:160], pct(n)] for f, n in self_.most_common(top)],
-        "inclusive": [[f[:160], pct(n)] for f, n in incl.most_common(2 * top)],
+        # inclusive: the frames of a component (the kernel's included), not the threads, executors and
+        # continuations every stack runs in
+        "inclusive": [[f[:160], pct(n)] for f, n in incl.most_common() if _owned(f, table)][: 2 * top],
     }
+
+
+def _owned(frame: str, table: dict[str, tuple[str, ...]]) -> bool:
+    frame = frame.lstrip("<")
+    return frame.endswith("_[k]") or any(frame.startswith(m) for n, m in table.items() if n != RUNTIME)
 
 
 def report(service: str, samples, top: int = 15) -> str:

@@ -94,7 +94,8 @@ def test_a_rust_frame_belongs_to_its_crate_not_to_a_crate_named_inside_it():
         "rust-actix",
         [
             (
-                "<actix_http::h1::Dispatcher<T> as Future>::poll;<tracing_actix_web::TracingResponse<F> as Future>::poll",
+                "<actix_http::h1::Dispatcher<T> as Future>::poll;"
+                "<tracing_actix_web::TracingResponse<F> as Future>::poll",
                 1,
             ),
             ("<actix_http::h1::Dispatcher<T> as Future>::poll;core::ptr::drop_in_place", 1),
