@@ -135,7 +135,8 @@ def _ratio_of_startups(a: list[dict], b: list[dict]) -> dict | None:
     ]
     if not groups:
         return None
-    ci = ranking.hierarchical_bootstrap(groups, seed=ranking.SEED)
+    # one start gives one ratio: no interval (a bootstrap of one value would print it as [x, x])
+    ci = ranking.hierarchical_bootstrap(groups, seed=ranking.SEED) if len(groups) > 1 else None
     return {"median": ranking.median_of_medians(groups), "interval": list(ci) if ci else None, "blocks": len(groups)}
 
 
@@ -266,8 +267,8 @@ def markdown(obs: dict | None) -> str:
     out += [
         "`–`: no figure, because the variant and its baseline share no settled round in any start (the harness's "
         "steady-state test did not pass for one of them within the profile's rounds), and an unsettled ratio is "
-        "not reported; a longer profile (more rounds per start) fills these cells. `n/a`: the variant does not "
-        "apply to the framework.",
+        "not reported; a longer profile (more rounds per start) fills these cells. A figure without an interval "
+        "comes from one start (one startup each). `n/a`: the variant does not apply to the framework.",
         "",
     ]
     return "\n".join(out)

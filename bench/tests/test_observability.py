@@ -88,3 +88,16 @@ def test_environments() -> None:
     assert observability.parse("all") == list(observability.VARIANTS)
     with pytest.raises(SystemExit):
         observability.parse("trace-all,nope")
+
+
+def test_one_start_gives_a_startup_ratio_without_an_interval() -> None:
+    one = [{"repeat": 0, "startup_s": 1.5}]
+    assert observability._ratio_of_startups(one, [{"repeat": 0, "startup_s": 1.0}]) == {
+        "median": pytest.approx(1.5),
+        "interval": None,
+        "blocks": 1,
+    }
+    two = observability._ratio_of_startups(
+        one + [{"repeat": 1, "startup_s": 1.2}], [{"repeat": 0, "startup_s": 1.0}, {"repeat": 1, "startup_s": 1.0}]
+    )
+    assert two["interval"] is not None and two["blocks"] == 2
