@@ -2,8 +2,8 @@
 sample's component (framework, Elasticsearch client, HTTP client, JSON, observability, our code, runtime,
 kernel), so that the shares add up to 100 %.
 
-    scripts/python.sh scripts/profile_report.py SERVICE STACKS [--perf | --pprof] [--step S --load L
-        --cpu-us X --command C [--publish]]
+    scripts/python.sh scripts/profile_report.py SERVICE STACKS [--perf | --pprof] [--step S --throughput T
+        --cpu-us X --commit C --date D --machine M] [--publish]
 STACKS: collapsed stacks (async-profiler), `perf script` output (--perf) or `go tool pprof -traces` output
 (--pprof). With --publish, the profile (one per step) goes into docs/results/profiles/SERVICE.json, from which
 `make readme-table` writes the service README's profile section (`markdown`).
@@ -137,13 +137,17 @@ def classify(frames: list[str], table: dict[str, tuple[str, ...]], go: bool) -> 
         return KERNEL
     runtime = False
     for frame in reversed(frames):
-        frame = frame.lstrip("<")
-        for name, marks in table.items():
-            if frame.startswith(marks):
-                if name != RUNTIME:
-                    return name
-                runtime = True
+        name = _component_of(frame, table)
+        if name and name != RUNTIME:
+            return name
+        runtime = runtime or name == RUNTIME
     return RUNTIME if runtime else "other"
+
+
+def _component_of(frame: str, table: dict[str, tuple[str, ...]]) -> str | None:
+    """The component whose prefixes the frame starts with (a Rust `<Type as Trait>` frame: its type's)."""
+    frame = frame.lstrip("<")
+    return next((name for name, marks in table.items() if frame.startswith(marks)), None)
 
 
 def read_collapsed(path: Path):
@@ -200,23 +204,27 @@ def summary(service: str, samples, top: int = 10) -> dict:
             incl[f] += n
         share[classify(frames, table, go)] += n
     pct = lambda n: round(100 * n / total, 1) if total else 0.0  # noqa: E731
+
+    def ranked(counter: collections.Counter) -> list[tuple[str, float]]:
+        """Largest first, ties by name: the same stacks give the same file, whatever the hash seed."""
+        return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+
     return {
         "samples": round(total),
-        "shares": [[name, pct(n)] for name, n in share.most_common()],
-        "self": [[f[:160], pct(n)] for f, n in self_.most_common(top)],
+        "shares": [[name, pct(n)] for name, n in ranked(share)],
+        "self": [[f[:160], pct(n)] for f, n in ranked(self_)[:top]],
         # inclusive: the frames of a component (the kernel's included), not the threads, executors and
         # continuations every stack runs in
-        "inclusive": [[f[:160], pct(n)] for f, n in incl.most_common() if _owned(f, table)][: 2 * top],
+        "inclusive": [
+            [f[:160], pct(n)]
+            for f, n in ranked(incl)
+            if f.endswith("_[k]") or _component_of(f, table) not in (None, RUNTIME)
+        ][: 2 * top],
     }
 
 
-def _owned(frame: str, table: dict[str, tuple[str, ...]]) -> bool:
-    frame = frame.lstrip("<")
-    return frame.endswith("_[k]") or any(frame.startswith(m) for n, m in table.items() if n != RUNTIME)
-
-
-def report(service: str, samples, top: int = 15) -> str:
-    doc = summary(service, samples, top)
+def report(doc: dict) -> str:
+    """A `summary` as the text profile.sh prints."""
     if not doc["samples"]:
         return "no samples\n"
     out = [f"by component (each sample once; {doc['samples']} samples):"]
@@ -297,7 +305,7 @@ def main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     reader = read_perf if a.perf else read_pprof_traces if a.pprof else read_collapsed
     doc = summary(a.service, reader(a.stacks))
-    sys.stdout.write(report(a.service, reader(a.stacks)))
+    sys.stdout.write(report(doc))
     if a.publish:
         if not doc["samples"]:
             print("no samples: nothing published", file=sys.stderr)

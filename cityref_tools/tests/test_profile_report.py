@@ -13,9 +13,7 @@ _spec.loader.exec_module(profile_report)
 
 
 def shares(service: str, stacks: list[tuple[str, int]]) -> dict[str, float]:
-    text = profile_report.report(service, [(s.split(";"), n) for s, n in stacks])
-    head = text.split("top frames")[0].splitlines()[1:]
-    return {line.split("%", 1)[1].strip(): float(line.split("%")[0]) for line in head}
+    return dict(profile_report.summary(service, [(s.split(";"), n) for s, n in stacks])["shares"])
 
 
 def test_a_sample_belongs_to_the_component_nearest_its_leaf():
